@@ -1,0 +1,136 @@
+# dm-barrier: top-level build.  `make help` lists the targets.
+#
+# The kernel module is built against Debian's headers for the kernel the
+# test guest boots (scripts/kver picks the newest installed Debian kernel;
+# override with KVER=... or KDIR=...), never against `uname -r`.
+# Userspace is C11 with -Wall -Wextra -Werror; SANITIZE=1 (or `make asan`)
+# builds it with ASan and UBSan into build/asan.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+
+KVER ?= $(shell scripts/kver 2>/dev/null)
+KDIR ?= /lib/modules/$(KVER)/build
+BUILD ?= build
+SANITIZE ?= 0
+PREFIX ?= /usr/local
+DESTDIR ?=
+
+CC ?= cc
+CFLAGS ?= -O2 -g
+WFLAGS := -std=c11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wshadow -Wformat=2 \
+	-Wmissing-prototypes -Wstrict-prototypes -Wno-unused-parameter
+ifeq ($(SANITIZE),1)
+SANFLAGS := -fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer
+endif
+ALL_CFLAGS = $(WFLAGS) $(CFLAGS) $(SANFLAGS) -fPIC -I$(CURDIR)/lib
+ALL_LDFLAGS = $(LDFLAGS) $(SANFLAGS)
+
+# Component fragments add to these.
+USERSPACE :=      # everything `make all` builds in userspace
+UNIT_TESTS :=     # host unit test binaries, run by check-unit
+FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
+
+-include lib/build.mk
+-include daemon/build.mk
+-include tests/unit/build.mk
+-include tests/fuzz/build.mk
+-include tests/tools/build.mk
+
+.PHONY: all module userspace test-modules deps check check-host check-unit \
+	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \
+	demo bench install uninstall clean help
+
+all: module userspace test-modules
+
+help:
+	@echo "make             build the module ($(KVER)), library, CLI, daemon and tools"
+	@echo "make demo        boot a guest and show dm-barrier under ext4, end to end"
+	@echo "make check       every test: host unit/fuzz/style tests, then guest tests"
+	@echo "make check-long  the long variants (100k-bio ordering, 500-point crash replay)"
+	@echo "make bench       benchmarks in the guest (results in build/bench)"
+	@echo "make asan        userspace with ASan/UBSan into build/asan"
+	@echo "make fuzz        run the parser fuzzers for longer (FUZZ_SECONDS=600)"
+	@echo "make install     install (DESTDIR, PREFIX); make uninstall removes it"
+	@echo "One guest test:  tests/vm/run NAME  (tests/vm/run --list, --help)"
+
+deps:
+	@scripts/deps
+
+# ----------------------------------------------------------------- kernel
+module:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target W=1 modules
+
+test-modules:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod modules
+
+CHECKPATCH_DIR := $(BUILD)/checkpatch
+$(CHECKPATCH_DIR)/scripts/checkpatch.pl:
+	@mkdir -p $(CHECKPATCH_DIR)
+	tar -C $(CHECKPATCH_DIR) --strip-components=1 -xf /usr/src/linux-source-6.1.tar.xz \
+		linux-source-6.1/scripts/checkpatch.pl linux-source-6.1/scripts/spelling.txt \
+		linux-source-6.1/scripts/const_structs.checkpatch
+	@touch $@
+
+checkpatch: $(CHECKPATCH_DIR)/scripts/checkpatch.pl
+	$(CHECKPATCH_DIR)/scripts/checkpatch.pl --no-tree --strict -f \
+		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h tests/vm/warnmod/dmb_warn.c
+
+# -------------------------------------------------------------- userspace
+userspace: $(USERSPACE)
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(ALL_CFLAGS) $(CPPFLAGS_$(subst /,_,$(dir $<))) -MMD -MP -c -o $@ $<
+
+-include $(shell find $(BUILD)/obj -name '*.d' 2>/dev/null)
+
+asan:
+	$(MAKE) BUILD=build/asan SANITIZE=1 userspace $(UNIT_TESTS:$(BUILD)/%=build/asan/%)
+
+# ------------------------------------------------------------------ tests
+check: deps
+	$(MAKE) all
+	$(MAKE) check-host
+	$(MAKE) check-guest
+
+check-host: checkpatch check-unit check-fuzz
+
+check-unit: $(UNIT_TESTS)
+	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
+	$(MAKE) asan
+	@set -e; for t in $(UNIT_TESTS:$(BUILD)/%=build/asan/%); do echo "== $$t (ASan/UBSan)"; $$t; done
+
+FUZZ_SECONDS ?= 20
+check-fuzz: $(FUZZERS)
+	@set -e; for f in $(FUZZERS); do \
+		echo "== $$f ($(FUZZ_SECONDS)s)"; \
+		mkdir -p $(BUILD)/fuzz-corpus/$$(basename $$f); \
+		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			$(BUILD)/fuzz-corpus/$$(basename $$f) tests/fuzz/corpus/$$(basename $$f) 2>&1 | tail -n 3; \
+	done
+
+fuzz:
+	$(MAKE) check-fuzz FUZZ_SECONDS=$${FUZZ_SECONDS:-600}
+
+check-harness:
+	tests/vm/selftest.sh
+
+check-guest: check-harness
+	tests/vm/run
+
+check-long: deps all
+	DMB_LONG=1 tests/vm/run $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/long-*.sh tests/guest/*-long.sh))
+
+demo: deps
+	$(MAKE) all
+	tests/vm/run -v tests/demo/demo.sh
+
+bench: deps
+	$(MAKE) all
+	bench/run
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod clean
+	rm -rf build

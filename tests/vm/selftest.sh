@@ -1,0 +1,30 @@
+#!/bin/bash
+# Self-test of the guest harness, run by `make check` on the host: runs the
+# deliberately broken tests in tests/vm/selftest and checks that the runner
+# fails the run and reports each one for the right reason.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+
+"$here/run" -o "${1:-$here/../../build/vm-selftest}" "$here"/selftest/*.sh >"$out" 2>&1
+rc=$?
+sed 's/^/  | /' "$out"
+bad=0
+check() { # check DESCRIPTION REGEX
+	if grep -qE "$2" "$out"; then
+		echo "selftest ok: $1"
+	else
+		echo "selftest FAILED: $1 (no line matching /$2/)"
+		bad=1
+	fi
+}
+[ $rc -ne 0 ] && echo "selftest ok: the run exits non-zero ($rc)" ||
+	{ echo "selftest FAILED: the run exited 0 with failing tests"; bad=1; }
+check "a passing test passes" '^PASS pass '
+check "a failing test fails with its reason" '^FAIL fails .*deliberate failure'
+check "a kernel WARNING fails a test that exited 0" '^FAIL warns .*dmesg: .*WARNING'
+check "a test past its timeout fails by name" '^FAIL hangs .*timed out after 5s'
+check "a mapping left behind is cleaned up" '^PASS leaves-mapping '
+check "the summary counts them" '^2 passed, 3 failed$'
+exit $bad
