@@ -705,8 +705,10 @@ static int barrier_set_mode(struct barrier_c *bc, enum barrier_mode mode)
 		bc->hold_replay = true;
 	spin_unlock_irq(&bc->lock);
 
-	if (old != mode)
+	if (old != mode) {
 		DMINFO("%s: mode %s -> %s", barrier_name(bc), mode_names[old], mode_names[mode]);
+		barrier_raise_event(bc);
+	}
 	if (replay) {
 		cancel_delayed_work(&bc->hold_work);
 		barrier_kick(bc);
