@@ -57,3 +57,43 @@ start_udev() {
 	udevadm trigger --action=add --subsystem-match=block
 	udevadm settle -t 30
 }
+
+# ------------------------------------------------------------ dm-barrier
+# bstatus NAME FIELD: one field of the target's status line, by the name
+# docs/dm-barrier.rst gives it.
+BSTATUS_FIELDS=(mode cache fua barriers flushes fua_writes flush_errors fallbacks held
+	max_drain_us shared no_cache refused replayed cache_changes)
+bstatus() {
+	local line i
+	read -r -a line <<<"$(dmsetup status "$1")"
+	# start len "barrier" then the fields
+	for i in "${!BSTATUS_FIELDS[@]}"; do
+		if [ "${BSTATUS_FIELDS[$i]}" = "$2" ]; then
+			echo "${line[$((i + 3))]}"
+			return 0
+		fi
+	done
+	fail "bstatus: no field '$2'"
+}
+
+# make_barrier NAME DEV [FEATURES...]: a barrier mapping over all of DEV.
+make_barrier() {
+	local name=$1 dev=$2 table
+	shift 2
+	table="0 $(sectors "$dev") barrier $dev 0"
+	[ $# -gt 0 ] && table="$table $# $*"
+	dmsetup create "$name" --table "$table"
+	[ -b "/dev/mapper/$name" ] || fail "/dev/mapper/$name is not a block device"
+}
+
+# event_nr NAME: the mapping's dm event counter.
+event_nr() { dmsetup info -c --noheadings -o events "$1" | tr -d ' '; }
+
+# dsync_write DEV BLOCK: one O_DIRECT|O_DSYNC 4k write (a REQ_FUA barrier
+# followed by an empty flush); prints dd's error and fails if it fails.
+dsync_write() {
+	dd if=/dev/urandom of="$1" bs=4k count=1 seek="$2" oflag=direct,dsync conv=notrunc status=none 2>&1
+}
+
+# dm_kname NAME: the kernel name (dm-N) of a mapping.
+dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1" | tr -d ' '; }
