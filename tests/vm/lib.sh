@@ -97,3 +97,6 @@ dsync_write() {
 
 # dm_kname NAME: the kernel name (dm-N) of a mapping.
 dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1" | tr -d ' '; }
+
+# disk_flushes DEV: flush requests the disk has completed (diskstats field 16).
+disk_flushes() { awk '{print $16}' "/sys/block/$(disk_name "$1")/stat"; }
