@@ -103,10 +103,11 @@ check-unit: $(UNIT_TESTS)
 
 FUZZ_SECONDS ?= 20
 check-fuzz: $(FUZZERS)
-	@set -e; for f in $(FUZZERS); do \
+	@set -eo pipefail; for f in $(FUZZERS); do \
 		echo "== $$f ($(FUZZ_SECONDS)s)"; \
-		mkdir -p $(BUILD)/fuzz-corpus/$$(basename $$f); \
+		mkdir -p $(BUILD)/fuzz-corpus/$$(basename $$f) $(BUILD)/fuzz-crashes; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+			-artifact_prefix=$(BUILD)/fuzz-crashes/$$(basename $$f)- \
 			$(BUILD)/fuzz-corpus/$$(basename $$f) tests/fuzz/corpus/$$(basename $$f) 2>&1 | tail -n 3; \
 	done
 

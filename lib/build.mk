@@ -1,0 +1,58 @@
+# lib/build.mk: libdmbarrier.so.1.
+#
+# For other components: link the library with $(LIBDMB_LDLIBS) (it carries
+# the rpath into $(BUILD)/lib) and depend on $(LIBDMB_SO).  The public
+# header is lib/libdmbarrier.h (lib/ is on the include path already).
+
+LIBDMB_VERSION := 1.0.0
+LIBDMB_DIR := $(BUILD)/lib
+LIBDMB_SONAME := libdmbarrier.so.1
+LIBDMB_SO := $(LIBDMB_DIR)/libdmbarrier.so
+LIBDMB_PC := $(LIBDMB_DIR)/libdmbarrier.pc
+LIBDMB_SRCS := lib/ctx.c lib/status.c lib/dm.c lib/event.c lib/kmod.c lib/writecache.c
+LIBDMB_OBJS := $(LIBDMB_SRCS:%.c=$(BUILD)/obj/%.o)
+LIBDMB_DEPLIBS := $(shell pkg-config --libs devmapper libkmod)
+LIBDMB_LDLIBS = -L$(LIBDMB_DIR) -ldmbarrier -Wl,-rpath,$(abspath $(LIBDMB_DIR))
+
+# Everything in lib/ is compiled hidden; the API is marked _public_.
+CPPFLAGS_lib_ := -fvisibility=hidden $(shell pkg-config --cflags devmapper libkmod)
+
+USERSPACE += $(LIBDMB_SO) $(LIBDMB_PC)
+
+$(LIBDMB_DIR)/$(LIBDMB_SONAME): $(LIBDMB_OBJS) lib/libdmbarrier.sym
+	@mkdir -p $(@D)
+	$(CC) -shared -Wl,-soname,$(LIBDMB_SONAME) -Wl,--version-script=lib/libdmbarrier.sym \
+		-Wl,--no-undefined $(ALL_LDFLAGS) -o $@ $(LIBDMB_OBJS) $(LIBDMB_DEPLIBS)
+
+$(LIBDMB_SO): $(LIBDMB_DIR)/$(LIBDMB_SONAME)
+	ln -sf $(LIBDMB_SONAME) $@
+
+# The build tree's .pc points at the build tree; install writes its own.
+define libdmb_pc
+	sed -e 's|@PREFIX@|$(1)|' -e 's|@LIBDIR@|$(2)|' -e 's|@INCLUDEDIR@|$(3)|' \
+		-e 's|@VERSION@|$(LIBDMB_VERSION)|' lib/libdmbarrier.pc.in
+endef
+$(LIBDMB_PC): lib/libdmbarrier.pc.in
+	@mkdir -p $(@D)
+	$(call libdmb_pc,$(abspath $(BUILD)),$(abspath $(LIBDMB_DIR)),$(CURDIR)/lib) >$@
+
+# ------------------------------------------------------------- install
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+SBINDIR ?= $(PREFIX)/sbin
+MANDIR ?= $(PREFIX)/share/man
+
+.PHONY: install-lib uninstall-lib
+install: install-lib
+uninstall: uninstall-lib
+
+install-lib: $(LIBDMB_SO)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	install -m 0755 $(LIBDMB_DIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME)
+	ln -sf $(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so
+	install -m 0644 lib/libdmbarrier.h $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h
+	$(call libdmb_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) >$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc
+
+uninstall-lib:
+	rm -f $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so \
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h

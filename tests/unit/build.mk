@@ -1,0 +1,19 @@
+# tests/unit/build.mk: host unit tests (cmocka), one binary per
+# tests/unit/test-*.c, run by `make check-unit` (plain and ASan/UBSan).
+# Each component adds a section that says what its tests link with.
+
+UNIT_DIR := $(BUILD)/tests/unit
+UNIT_CMOCKA_LIBS := $(shell pkg-config --libs cmocka)
+CPPFLAGS_tests_unit_ := $(shell pkg-config --cflags cmocka json-c)
+
+# ----------------------------------------------------- lib (libdmbarrier)
+# test-lib-*.c: the library's objects (internal functions included) and
+# barrierctl's pure parts, no shared library.
+UNIT_LIB_TESTS := $(UNIT_DIR)/test-lib-status $(UNIT_DIR)/test-lib-ctx
+UNIT_LIB_LINK := $(LIBDMB_OBJS)
+UNIT_TESTS += $(UNIT_LIB_TESTS)
+
+$(UNIT_LIB_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_LIB_LINK)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDMB_DEPLIBS) $(shell pkg-config --libs json-c) \
+		$(UNIT_CMOCKA_LIBS)
