@@ -126,9 +126,10 @@ static bool bio_is_internal(struct bio *bio)
 	return bio->bi_end_io == barrier_msg_endio;
 }
 
+/* The kernel name, dm-N, as in /sys/block and `dmsetup info`. */
 static const char *barrier_name(struct barrier_c *bc)
 {
-	return dm_device_name(dm_table_get_md(bc->ti->table));
+	return dm_disk(dm_table_get_md(bc->ti->table))->disk_name;
 }
 
 static int parse_mode(const char *s, enum barrier_mode *mode)
@@ -887,7 +888,7 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 
-	bc->wq = alloc_ordered_workqueue("kdmbarrierd/%s", WQ_MEM_RECLAIM, dm_device_name(md));
+	bc->wq = alloc_ordered_workqueue("kdmbarrierd/%s", WQ_MEM_RECLAIM, dm_disk(md)->disk_name);
 	if (!bc->wq) {
 		ti->error = "Cannot allocate workqueue";
 		r = -ENOMEM;

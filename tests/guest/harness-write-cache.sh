@@ -10,11 +10,11 @@ for d in "$DISK_IDE" "$DISK_AHCI"; do
 	expect_eq "$d initial kernel cache" "$(write_cache "$d")" "write back"
 	expect_eq "$d initial drive cache" "$(drive_write_cache "$d")" 1
 	hdparm -W0 "$d" >/dev/null
-	wait_until 5 test "$(write_cache "$d")" = "write through" ||
+	wait_until 5 'test "$(write_cache "$d")" = "write through"' ||
 		fail "$d: queue/write_cache is '$(write_cache "$d")' after hdparm -W0"
 	expect_eq "$d drive cache after -W0" "$(drive_write_cache "$d")" 0
 	hdparm -W1 "$d" >/dev/null
-	wait_until 5 test "$(write_cache "$d")" = "write back" ||
+	wait_until 5 'test "$(write_cache "$d")" = "write back"' ||
 		fail "$d: queue/write_cache is '$(write_cache "$d")' after hdparm -W1"
 	expect_eq "$d drive cache after -W1" "$(drive_write_cache "$d")" 1
 done

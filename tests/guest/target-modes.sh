@@ -107,7 +107,7 @@ check_counts fs "$DISK_SCSI" "$b" flushes=$N fua_writes=0 disk=$N
 # change was seen (and an event raised: target-events checks events).
 make_barrier wt "$DISK_AHCI"
 hdparm -W0 "$DISK_AHCI" >/dev/null
-wait_until 5 test "$(write_cache "$DISK_AHCI")" = "write through" || fail "cache still on"
+wait_until 5 'test "$(write_cache "$DISK_AHCI")" = "write through"' || fail "cache still on"
 b=$(disk_flushes "$DISK_AHCI")
 dmsetup message wt 0 reset_stats
 for i in 1 2 3; do dsync_write /dev/mapper/wt "$i" >/dev/null || fail "dsync on write-through"; done

@@ -25,12 +25,12 @@ must_fail() {
 	fi
 }
 
-# wait_until SECONDS CMD...: poll CMD (10 Hz) until it succeeds
+# wait_until SECONDS 'CONDITION': evaluate the shell CONDITION (10 Hz) until
+# it holds.  Single-quote it, so that $(...) in it is run at every poll.
 wait_until() {
-	local t=$1 end
-	shift
-	end=$(($(date +%s%N) + t * 1000000000))
-	until "$@"; do
+	local end=$(($(date +%s%N) + $1 * 1000000000))
+	[ $# -eq 2 ] || fail "wait_until: give the condition as one quoted string"
+	until eval "$2"; do
 		[ "$(date +%s%N)" -lt "$end" ] || return 1
 		sleep 0.1
 	done
@@ -100,3 +100,24 @@ dm_kname() { dmsetup info -c --noheadings -o blkdevname "$1" | tr -d ' '; }
 
 # disk_flushes DEV: flush requests the disk has completed (diskstats field 16).
 disk_flushes() { awk '{print $16}' "/sys/block/$(disk_name "$1")/stat"; }
+
+# bg TAG CMD...: run CMD in the background; its output goes to $WORK/TAG.out
+# and, when it ends, its exit status to $WORK/TAG.rc.
+bg() {
+	local tag=$1
+	shift
+	rm -f "$WORK/$tag.rc" "$WORK/$tag.out"
+	(
+		set +e
+		"$@" >"$WORK/$tag.out" 2>&1
+		echo $? >"$WORK/$tag.rc"
+	) &
+}
+# bg_done TAG...: have they all ended?
+bg_done() {
+	local t
+	for t in "$@"; do [ -e "$WORK/$t.rc" ] || return 1; done
+}
+# bg_rc TAG / bg_out TAG
+bg_rc() { cat "$WORK/$1.rc"; }
+bg_out() { cat "$WORK/$1.out"; }
