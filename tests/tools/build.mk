@@ -1,0 +1,20 @@
+# tests/tools/build.mk: the ordering verifier and the crash-consistency
+# checker (tests/tools/README.md).  Programs go to $(BUILD)/tools; the
+# checkers' logic lives in small objects the host unit tests link too.
+
+TOOLS_DIR := $(BUILD)/tools
+TOOLS_ORDERLOAD := $(TOOLS_DIR)/dmb-orderload
+TOOLS_ORDERCHECK := $(TOOLS_DIR)/dmb-ordercheck
+
+# Pure logic, shared with tests/unit/test-tools-*.c.
+TOOLS_TRACE_OBJS := $(BUILD)/obj/tests/tools/trace.o $(BUILD)/obj/tests/tools/order.o
+
+USERSPACE += $(TOOLS_ORDERLOAD) $(TOOLS_ORDERCHECK)
+
+$(TOOLS_ORDERLOAD): $(BUILD)/obj/tests/tools/orderload.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing)
+
+$(TOOLS_ORDERCHECK): $(BUILD)/obj/tests/tools/ordercheck.o $(TOOLS_TRACE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^

@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * trace.c: reads blkparse's default output (see trace.h) into events.
+ *
+ * Line shapes (blkparse_fmt.c, process_default()):
+ *   "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " then by action:
+ *   Q D I B G M F S:  "SECTOR + N [comm]"  or "[comm]" when N is 0
+ *   C R:              "SECTOR + N [err]"   or "SECTOR [err]"
+ *   A:                "SECTOR + N <- (MAJ,MIN) FROM"
+ *   P U T X m:        not needed here; kept with what can be read.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "macro.h"
+#include "trace.h"
+
+int trace_parse_rwbs(const char *s, uint16_t *flags)
+{
+	uint16_t f = 0;
+	size_t i = 0;
+
+	/* A leading F is a flush only when a direction letter follows it. */
+	if (s[0] == 'F' && s[1] && strchr("DWRN", s[1])) {
+		f |= TF_PREFLUSH;
+		i = 1;
+	}
+	switch (s[i]) {
+	case 'D': f |= TF_DISCARD | TF_WRITE; break;
+	case 'W': f |= TF_WRITE; break;
+	case 'R': f |= TF_READ; break;
+	case 'N': f |= TF_NONE; break;
+	default: return -EINVAL;
+	}
+	i++;
+	if (s[i] == 'E') /* secure erase: "DE" */
+		i++;
+	if (s[i] == 'F') {
+		f |= TF_FUA;
+		i++;
+	}
+	if (s[i] == 'A') {
+		f |= TF_AHEAD;
+		i++;
+	}
+	if (s[i] == 'S') {
+		f |= TF_SYNC;
+		i++;
+	}
+	if (s[i] == 'M') {
+		f |= TF_META;
+		i++;
+	}
+	if (s[i])
+		return -EINVAL;
+	*flags = f;
+	return 0;
+}
+
+void trace_fmt_rwbs(uint16_t f, char buf[8])
+{
+	size_t i = 0;
+
+	if (f & TF_PREFLUSH)
+		buf[i++] = 'F';
+	if (f & TF_DISCARD)
+		buf[i++] = 'D';
+	else if (f & TF_WRITE)
+		buf[i++] = 'W';
+	else if (f & TF_READ)
+		buf[i++] = 'R';
+	else
+		buf[i++] = 'N';
+	if (f & TF_FUA)
+		buf[i++] = 'F';
+	if (f & TF_AHEAD)
+		buf[i++] = 'A';
+	if (f & TF_SYNC)
+		buf[i++] = 'S';
+	if (f & TF_META)
+		buf[i++] = 'M';
+	buf[i] = '\0';
+}
+
+static const char *skip_ws(const char *p)
+{
+	while (*p == ' ' || *p == '\t')
+		p++;
+	return p;
+}
+
+/* An unsigned decimal; returns the end or NULL. */
+static const char *read_u64(const char *p, uint64_t *v)
+{
+	char *end;
+
+	if (!isdigit((unsigned char)*p))
+		return NULL;
+	errno = 0;
+	*v = strtoull(p, &end, 10);
+	if (errno)
+		return NULL;
+	return end;
+}
+
+/* "[N]": blkparse prints the u16 error field, so -5 shows as 65531. */
+static int read_err(const char *p, int32_t *err)
+{
+	uint64_t v;
+
+	if (*p != '[')
+		return -EINVAL;
+	p = read_u64(p + 1, &v);
+	if (!p || *p != ']' || v > 65535)
+		return -EINVAL;
+	*err = v > 32767 ? (int32_t)v - 65536 : (int32_t)v;
+	return 0;
+}
+
+int trace_parse_line(const char *line, struct tev *ev)
+{
+	unsigned int maj, min, cpu, pid;
+	unsigned long long seq, sec, nsec;
+	char act[4], rwbs[8];
+	const char *p;
+	uint64_t v;
+	int n = 0;
+
+	*ev = (struct tev){ 0 };
+	if (sscanf(line, " %u,%u %u %llu %llu.%llu %u %3s %7s %n", &maj, &min, &cpu, &seq, &sec,
+		   &nsec, &pid, act, rwbs, &n) != 9 || !n)
+		return 0; /* a summary line: "CPU0 (sda):", "Total ...", blank */
+	if (strlen(act) > 2 || nsec > 999999999ULL || maj > 4095 || min > 0xfffff)
+		return -EINVAL;
+	ev->dev = TDEV(maj, min);
+	ev->cpu = cpu;
+	ev->pid = pid;
+	ev->t = sec * 1000000000ULL + nsec;
+	ev->act = act[0];
+	/* Notify records ("m N message") and the like carry no RWBS of ours. */
+	if (trace_parse_rwbs(rwbs, &ev->flags) < 0) {
+		if (ev->act == 'm')
+			return 0;
+		return -EINVAL;
+	}
+	p = skip_ws(line + n);
+
+	switch (ev->act) {
+	case 'P': case 'U': case 'T': case 'm':
+		return 1;
+	default:
+		break;
+	}
+	if (*p == '[' && ev->act != 'C' && ev->act != 'R')
+		return 1; /* no sector: a zero-sized bio or request */
+	p = read_u64(p, &v);
+	if (!p)
+		return -EINVAL;
+	ev->sector = v;
+	ev->has_sector = true;
+	p = skip_ws(p);
+	if (*p == '+') {
+		p = read_u64(skip_ws(p + 1), &v);
+		if (!p || v > UINT32_MAX)
+			return -EINVAL;
+		ev->nsect = (uint32_t)v;
+		p = skip_ws(p);
+	} else if (*p == '/') {
+		return ev->act == 'X' ? 1 : -EINVAL;
+	}
+	if (ev->act == 'A') {
+		unsigned int fmaj, fmin;
+		unsigned long long from;
+
+		if (sscanf(p, "<- (%u,%u) %llu", &fmaj, &fmin, &from) != 3)
+			return -EINVAL;
+		ev->from_dev = TDEV(fmaj, fmin);
+		ev->from_sector = from;
+		return 1;
+	}
+	if (ev->act == 'C' || ev->act == 'R') {
+		/* "(8 usecs)" with blkparse -t; not used but tolerated. */
+		if (*p == '(') {
+			p = strchr(p, ')');
+			if (!p)
+				return -EINVAL;
+			p = skip_ws(p + 1);
+		}
+		return read_err(p, &ev->err) < 0 ? -EINVAL : 1;
+	}
+	return *p == '[' || *p == '(' ? 1 : -EINVAL;
+}
+
+int trace_add(struct trace *t, const struct tev *ev)
+{
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? t->cap * 2 : 4096;
+		struct tev *nev = realloc(t->ev, cap * sizeof(*nev));
+
+		if (!nev)
+			return -ENOMEM;
+		t->ev = nev;
+		t->cap = cap;
+	}
+	t->ev[t->n++] = *ev;
+	return 0;
+}
+
+static int cmp_tev(const void *a, const void *b)
+{
+	const struct tev *x = a, *y = b;
+
+	if (x->t != y->t)
+		return x->t < y->t ? -1 : 1;
+	return x->line < y->line ? -1 : x->line > y->line;
+}
+
+void trace_sort(struct trace *t)
+{
+	if (t->n)
+		qsort(t->ev, t->n, sizeof(*t->ev), cmp_tev);
+}
+
+int trace_read(FILE *f, struct trace *t, uint32_t *bad_line)
+{
+	_cleanup_free_ char *line = NULL;
+	size_t len = 0;
+	uint32_t lineno = 0;
+	struct tev ev;
+	int r;
+
+	while (getline(&line, &len, f) >= 0) {
+		unsigned long long skips;
+
+		lineno++;
+		r = trace_parse_line(line, &ev);
+		if (r < 0) {
+			*bad_line = lineno;
+			return r;
+		}
+		if (r == 0) {
+			if (sscanf(line, "Skips: %llu forward", &skips) == 1)
+				t->skips += skips;
+			t->lines_ignored++;
+			continue;
+		}
+		ev.line = lineno;
+		r = trace_add(t, &ev);
+		if (r < 0)
+			return r;
+	}
+	if (ferror(f))
+		return -EIO;
+	trace_sort(t);
+	return 0;
+}
+
+void trace_free(struct trace *t)
+{
+	free(t->ev);
+	*t = (struct trace){ 0 };
+}
