@@ -36,6 +36,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/unit/build.mk
 -include tests/fuzz/build.mk
 -include tests/tools/build.mk
+-include tests/target/build.mk
 
 .PHONY: all module userspace test-modules deps check check-host check-unit \
 	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \

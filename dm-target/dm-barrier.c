@@ -760,11 +760,17 @@ static int barrier_parse_features(struct dm_arg_set *as, struct barrier_c *bc,
 	bool seen_mode = false, seen_fallback = false, seen_hold = false;
 	unsigned int argc;
 	const char *arg, *val;
-	char dummy;
 	int r;
 
 	if (!as->argc)
 		return 0;
+	/* dm_read_arg_group() reads the count with sscanf(), which wraps on
+	 * overflow; refuse anything but a plain decimal that fits.
+	 */
+	if (!isdigit(*as->argv[0]) || kstrtouint(as->argv[0], 10, &argc)) {
+		*error = _args[0].error;
+		return -EINVAL;
+	}
 	r = dm_read_arg_group(_args, as, &argc, error);
 	if (r)
 		return r;
@@ -804,7 +810,7 @@ static int barrier_parse_features(struct dm_arg_set *as, struct barrier_c *bc,
 				return -EINVAL;
 			}
 			seen_hold = true;
-			if (sscanf(val, "%u%c", &bc->hold_ms, &dummy) != 1 || !isdigit(*val) ||
+			if (!isdigit(*val) || kstrtouint(val, 10, &bc->hold_ms) ||
 			    bc->hold_ms > BARRIER_MAX_HOLD_MS) {
 				*error = "Invalid hold_on_flush_error (milliseconds, 0 to 600000)";
 				return -EINVAL;
@@ -828,7 +834,6 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	struct barrier_c *bc;
 	unsigned long long start;
 	const char *devname, *arg;
-	char dummy;
 	int r;
 
 	if (argc < 2) {
@@ -859,8 +864,7 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	devname = dm_shift_arg(&as);
 	arg = dm_shift_arg(&as);
 	r = -EINVAL;
-	if (sscanf(arg, "%llu%c", &start, &dummy) != 1 || start != (sector_t)start ||
-	    !isdigit(*arg)) {
+	if (!isdigit(*arg) || kstrtoull(arg, 10, &start) || start != (sector_t)start) {
 		ti->error = "Invalid device offset (sectors)";
 		goto bad;
 	}

@@ -16,7 +16,7 @@ done
 out=$(sync_write "$DISK_AHCI" 4) && fail "flush 4 succeeded on the failing disk"
 log "AHCI flush 4: $out"
 case "$out" in *"Input/output error"*) ;; *) fail "flush 4 failed without EIO: $out" ;; esac
-dmesg | grep -q 'FLUSH CACHE' || fail "libata did not report the failed FLUSH CACHE"
+kmsg_has 'FLUSH CACHE' || fail "libata did not report the failed FLUSH CACHE"
 dd if=/dev/urandom of="$DISK_AHCI" bs=4k count=1 seek=9 oflag=direct conv=notrunc status=none ||
 	fail "plain writes fail too; blkdebug must fail only flushes"
 sync_write "$DISK_IDE" 1 >/dev/null || fail "the IDE disk's flush failed"

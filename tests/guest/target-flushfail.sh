@@ -51,7 +51,7 @@ make_barrier b "$DISK_AHCI" fallback:drain
 prime b
 out=$(dsync_write /dev/mapper/b 1) && fail "B: the barrier succeeded although its flush failed"
 expect_eq "B: mode" "$(bstatus b mode)" drain
-dmesg | grep -q "barrier: $(dm_kname b): cache flush failed (error -5); falling back to mode drain" ||
+kmsg_has "barrier: $(dm_kname b): cache flush failed \(error -5\); falling back to mode drain" ||
 	fail "B: no log line for the fallback to drain"
 for i in 2 3 4; do
 	dsync_write /dev/mapper/b "$i" >/dev/null || fail "B: barrier $i failed under drain"

@@ -121,3 +121,7 @@ bg_done() {
 # bg_rc TAG / bg_out TAG
 bg_rc() { cat "$WORK/$1.rc"; }
 bg_out() { cat "$WORK/$1.out"; }
+
+# kmsg_has PATTERN: does the kernel log contain PATTERN (grep -E)?  (Not
+# `dmesg | grep -q`: with pipefail, grep's early exit fails the pipeline.)
+kmsg_has() { grep -qE -- "$1" <(dmesg); }
