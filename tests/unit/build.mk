@@ -17,3 +17,14 @@ $(UNIT_LIB_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_LIB_LINK)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDMB_DEPLIBS) $(shell pkg-config --libs json-c) \
 		$(UNIT_CMOCKA_LIBS)
+
+# ------------------------------------------------------ daemon (barrierd)
+# test-daemon-*.c: barrierd's pure parts (daemon/policy.c, daemon/config.c)
+# against libdmbarrier (names, modes) from the build tree.
+UNIT_DAEMON_TESTS := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%,$(wildcard tests/unit/test-daemon-*.c))
+CPPFLAGS_tests_unit_ += -I$(CURDIR)/daemon
+UNIT_TESTS += $(UNIT_DAEMON_TESTS)
+
+$(UNIT_DAEMON_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(BARRIERD_PURE_OBJS) $(LIBDMB_SO)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BARRIERD_PURE_OBJS) $(LIBDMB_LDLIBS) $(UNIT_CMOCKA_LIBS)

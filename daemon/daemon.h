@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * daemon.h: the objects barrierd's layers share: the manager (one per
+ * process: the event loop and everything it owns) and a device (one per
+ * barrier mapping), and the functions each layer offers the others.
+ *   main.c    the manager's life: setup, config, the loop, teardown
+ *   watch.c   event sources: dm events, udev, the re-read timer
+ *   device.c  per-mapping state: adopt, refresh, decide, act, pin
+ *   bus.c     the D-Bus API (docs/dbus/org.dmbarrier1.xml)
+ *   policy.c  the decision (pure)     config.c  barrierd.conf (pure)
+ */
+#ifndef BARRIERD_DAEMON_H
+#define BARRIERD_DAEMON_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "config.h"
+#include "libdmbarrier.h"
+#include "macro.h"
+#include "policy.h"
+
+#define BARRIERD_VERSION "1.0.0"
+#define BUS_NAME "org.dmbarrier1"
+#define BUS_PATH "/org/dmbarrier1"
+#define BUS_DEVICE_PREFIX "/org/dmbarrier1/device"
+#define BUS_MANAGER_IFACE "org.dmbarrier1.Manager"
+#define BUS_DEVICE_IFACE "org.dmbarrier1.Device"
+#define STATE_DIR "/run/barrierd"
+
+/* Mappings barrierd will manage at most (each costs a few ioctls per tick). */
+#define DEVICES_MAX 1024
+
+struct udev;
+struct udev_monitor;
+struct device;
+
+struct manager {
+	sd_event *event;
+	sd_bus *bus;
+	struct dmb_ctx *ctx;
+	struct config config;
+	const char *state_dir;		/* pins: STATE_DIR, or --state-dir */
+
+	struct device **devices;	/* sorted by name */
+	size_t n_devices;
+
+	/* watch.c */
+	struct dmb_monitor *dm_monitor;
+	sd_event_source *dm_source;
+	struct udev *udev;
+	struct udev_monitor *udev_monitor;
+	sd_event_source *udev_source;
+	sd_event_source *timer_source;
+	uint64_t ticks;			/* timer wakeups, for --debug accounting */
+
+	/* bus.c */
+	sd_bus_slot *manager_slot;
+	sd_bus_slot *device_slot;
+	sd_bus_slot *enumerator_slot;
+	sd_bus_slot *object_manager_slot;
+	bool bus_ready;			/* the name is ours: signals may go out */
+};
+
+/* What device_publish() compares to send PropertiesChanged. */
+struct device_published {
+	bool valid;
+	enum dmb_mode mode;
+	bool pinned;
+	bool write_cache;
+	bool fua;
+	enum policy_phase phase;
+	enum dmb_fallback fallback;
+	uint32_t hold_ms;
+};
+
+struct device {
+	struct manager *manager;
+	char *name;
+	char *path;			/* D-Bus object path */
+
+	/* What the kernel says, as of the last refresh. */
+	struct dmb_mapping_info info;
+	struct dmb_status status;
+	struct dmb_table table;
+	dev_t disk;			/* whole disk under the mapping */
+	char disk_name[DMB_DISK_NAME_MAX];
+	struct dmb_write_cache wc;	/* wc.drive: 1/0, or < 0 unknown */
+	usec_t status_at;		/* loop time of the last status read */
+
+	bool pinned;
+	struct policy_state policy;
+	enum probe_result probe;
+
+	/* The explicit barrier running in a child process, if any. */
+	pid_t child;
+	bool child_is_probe;
+	sd_event_source *child_source;
+	sd_bus_message *barrier_call;	/* Barrier() waiting for its reply */
+
+	struct device_published published;
+};
+
+/* ---- main.c */
+int manager_rescan(struct manager *m);
+struct device *manager_find_device(struct manager *m, const char *name);
+int manager_add_device(struct manager *m, const char *name, struct device **ret);
+void manager_remove_device(struct manager *m, struct device *d);
+int manager_create_mapping(struct manager *m, const char *name, const struct dmb_spec *spec,
+			   bool pin, struct device **ret);
+usec_t manager_now(struct manager *m);
+
+/* ---- device.c */
+/* Flags for device_evaluate(). */
+enum {
+	EVALUATE_DRIVE = 1 << 0,	/* also ask the drive (SG_IO IDENTIFY) */
+	EVALUATE_TABLE = 1 << 1,	/* also re-read the table */
+};
+int device_new(struct manager *m, const char *name, struct device **ret);
+struct device *device_free(struct device *d);
+int device_evaluate(struct device *d, unsigned int flags);
+/* Read the status again unless it was read in this loop iteration. */
+int device_refresh_status(struct device *d);
+int device_set_mode(struct device *d, const char *mode, bool pin, char *err, size_t errsize);
+int device_set_pinned(struct device *d, bool pinned);
+int device_set_write_cache(struct device *d, bool enable);
+int device_barrier(struct device *d, sd_bus_message *call);
+int device_reset_stats(struct device *d);
+bool device_write_cache(const struct device *d);
+/* The pin record's file name for a mapping name (escaped). */
+int device_pin_file(const char *state_dir, const char *name, char *buf, size_t size);
+
+/* ---- watch.c */
+int watch_setup(struct manager *m);
+void watch_done(struct manager *m);
+
+/* ---- bus.c */
+int bus_setup(struct manager *m);
+int bus_request_name(struct manager *m);
+void bus_done(struct manager *m);
+void bus_emit_device_added(struct manager *m, struct device *d);
+void bus_emit_device_removed(struct manager *m, struct device *d);
+void bus_emit_properties_changed(struct device *d, char **names);
+void bus_emit_flush_failed(struct device *d);
+void bus_fail_barrier_call(struct device *d, int error);
+void bus_reply_barrier_call(struct device *d, int result);
+
+#endif

@@ -1,0 +1,635 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * device.c: one barrier mapping as barrierd manages it.  Adopts it (the
+ * kernel's table and status are the state; only the pin lives outside the
+ * kernel, see below), refreshes what the kernel and the drive say, runs
+ * policy_decide() on it and carries the decision out through libdmbarrier,
+ * and publishes the result on the bus.
+ *
+ * Where the pin lives: the target's table has no field a daemon could
+ * borrow (unknown features fail the load) and a DM UUID cannot be changed
+ * once set, so the pin is a small file in /run/barrierd/pins/, which is a
+ * tmpfs with exactly the lifetime of the mappings themselves (both end at
+ * reboot).  The file records the mapping's UUID and device number; a pin
+ * whose mapping was removed and recreated while barrierd was down does not
+ * match and is dropped.  The pinned mode itself is the table's mode.
+ *
+ * The explicit barrier of a probe (and of Barrier()) can block for as long
+ * as the target holds barriers (hold_on_flush_error, up to 600 s), which
+ * is exactly when barrierd must stay responsive; so it runs in a forked
+ * child that only makes that one ioctl, and sd-event reaps it.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "log.h"
+
+/* policy_decide() rounds per evaluation: decide, act, decide on the result. */
+#define EVALUATE_ROUNDS 4
+
+/* ------------------------------------------------------------ pins */
+
+int device_pin_file(const char *state_dir, const char *name, char *buf, size_t size)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t n;
+	int w;
+
+	w = snprintf(buf, size, "%s/pins/", state_dir);
+	if (w < 0 || (size_t)w >= size)
+		return -ENAMETOOLONG;
+	n = (size_t)w;
+	/* dm names may hold anything but '/': escape all but a safe set. */
+	for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
+		bool plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+			     (*p >= '0' && *p <= '9') || strchr("+-:=@_", *p) ||
+			     (*p == '.' && p != (const unsigned char *)name);
+
+		if (n + 4 >= size)
+			return -ENAMETOOLONG;
+		if (plain) {
+			buf[n++] = (char)*p;
+		} else {
+			buf[n++] = '%';
+			buf[n++] = hex[*p >> 4];
+			buf[n++] = hex[*p & 15];
+		}
+	}
+	buf[n] = '\0';
+	return 0;
+}
+
+static int pin_record(const struct device *d, char *buf, size_t size)
+{
+	int n = snprintf(buf, size, "uuid=%s\ndevnum=%u:%u\n", d->info.uuid, major(d->info.devnum),
+			 minor(d->info.devnum));
+
+	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
+}
+
+static int pin_save(const struct device *d)
+{
+	const char *dir = d->manager->state_dir;
+	char path[4096], tmp[4200], rec[256], pins[4096];
+	_cleanup_(closep) int fd = -1;
+	int n, r;
+
+	snprintf(pins, sizeof(pins), "%s/pins", dir);
+	if (mkdir(dir, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(-errno, "Cannot create %s: %m", dir);
+	if (mkdir(pins, 0755) < 0 && errno != EEXIST)
+		return log_error_errno(-errno, "Cannot create %s: %m", pins);
+	r = device_pin_file(dir, d->name, path, sizeof(path));
+	if (r < 0)
+		return log_error_errno(r, "Pin file name for '%s': %m", d->name);
+	n = pin_record(d, rec, sizeof(rec));
+	if (n < 0)
+		return n;
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+	if (fd < 0)
+		return log_error_errno(-errno, "Cannot write %s: %m", tmp);
+	if (write(fd, rec, (size_t)n) != n || fsync(fd) < 0) {
+		r = log_error_errno(errno ? -errno : -EIO, "Cannot write %s: %m", tmp);
+		(void)unlink(tmp);
+		return r;
+	}
+	if (rename(tmp, path) < 0) {
+		r = log_error_errno(-errno, "Cannot rename %s: %m", tmp);
+		(void)unlink(tmp);
+		return r;
+	}
+	return 0;
+}
+
+static int pin_remove(const struct device *d)
+{
+	char path[4096];
+	int r;
+
+	r = device_pin_file(d->manager->state_dir, d->name, path, sizeof(path));
+	if (r < 0)
+		return r;
+	if (unlink(path) < 0 && errno != ENOENT)
+		return log_error_errno(-errno, "Cannot remove %s: %m", path);
+	return 0;
+}
+
+/* Is there a pin for this very mapping?  A stale one is removed. */
+static bool pin_load(const struct device *d)
+{
+	char path[4096], want[256], got[256];
+	_cleanup_(closep) int fd = -1;
+	ssize_t n;
+	int w;
+
+	if (device_pin_file(d->manager->state_dir, d->name, path, sizeof(path)) < 0)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	if (fd < 0)
+		return false;
+	n = read(fd, got, sizeof(got) - 1);
+	w = pin_record(d, want, sizeof(want));
+	if (n >= 0 && w >= 0 && n == w && !memcmp(got, want, (size_t)n))
+		return true;
+	log_device_notice(d->name, "dropping a stale pin (the mapping was recreated)");
+	(void)unlink(path);
+	return false;
+}
+
+/* ------------------------------------------------------------ reading */
+
+static void cache_from_status(struct device *d)
+{
+	d->wc.kernel = d->status.cache_writeback;
+	d->wc.kernel_fua = d->status.fua;
+}
+
+static int read_drive(struct device *d)
+{
+	struct dmb_write_cache wc;
+	int r;
+
+	r = dmb_disk_write_cache_get(d->manager->ctx, d->disk, &wc);
+	if (r < 0) {
+		/* The kernel view still comes from the status line. */
+		d->wc.drive = r;
+		return log_device_warning_errno(d->name, r, "Cannot read the write cache of %s: %s",
+						d->disk_name, dmb_ctx_get_error(d->manager->ctx));
+	}
+	if (wc.drive != d->wc.drive)
+		log_device_debug(d->name, "%s: drive write cache %d (kernel: %s)", d->disk_name,
+				 wc.drive, wc.kernel ? "write back" : "write through");
+	d->wc = wc;
+	/* The status line is newer than nothing but older than this. */
+	return 0;
+}
+
+int device_refresh_status(struct device *d)
+{
+	struct manager *m = d->manager;
+	struct dmb_status st;
+	struct dmb_mapping_info info;
+	usec_t now = manager_now(m);
+	int r;
+
+	if (d->status_at == now)
+		return 0;
+	r = dmb_mapping_status(m->ctx, d->name, &st, &info);
+	if (r < 0)
+		return r;
+	d->status = st;
+	d->info = info;
+	d->status_at = now;
+	return 0;
+}
+
+static int refresh(struct device *d, unsigned int flags)
+{
+	struct manager *m = d->manager;
+	bool was_kernel = d->wc.kernel, was_fua = d->wc.kernel_fua;
+	int r;
+
+	d->status_at = 0;
+	r = device_refresh_status(d);
+	if (r < 0)
+		return r;
+	if (flags & EVALUATE_TABLE) {
+		r = dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
+		if (r < 0)
+			return r;
+	}
+	cache_from_status(d);
+	/*
+	 * The drive is asked (an ATA command) only when something moved or
+	 * is wrong, not on every tick: the kernel's flag follows hdparm -W
+	 * except while flushes fail, and then we are asking anyway.
+	 */
+	if ((flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel || was_fua != d->wc.kernel_fua ||
+	    d->status.held > 0 || d->status.flush_errors != d->policy.flush_errors_seen ||
+	    d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
+	    d->policy.phase == PHASE_FAILING)
+		(void)read_drive(d);
+	cache_from_status(d);
+	return 0;
+}
+
+bool device_write_cache(const struct device *d)
+{
+	return d->wc.drive >= 0 ? d->wc.drive > 0 : d->status.cache_writeback;
+}
+
+/* ------------------------------------------------------------ publishing */
+
+static void publish(struct device *d)
+{
+	struct device_published now = {
+		.valid = true,
+		.mode = d->status.mode,
+		.pinned = d->pinned,
+		.write_cache = device_write_cache(d),
+		.fua = d->status.fua,
+		.phase = d->policy.phase,
+		.fallback = d->table.fallback,
+		.hold_ms = d->table.hold_ms,
+	};
+	const struct device_published *old = &d->published;
+	char *names[9];
+	size_t n = 0;
+
+	if (old->valid) {
+		if (old->mode != now.mode)
+			names[n++] = (char *)"Mode";
+		if (old->pinned != now.pinned)
+			names[n++] = (char *)"Pinned";
+		if (old->write_cache != now.write_cache)
+			names[n++] = (char *)"WriteCache";
+		if (old->fua != now.fua)
+			names[n++] = (char *)"Fua";
+		if (policy_phase_to_string(old->phase) != policy_phase_to_string(now.phase))
+			names[n++] = (char *)"State";
+		if (old->fallback != now.fallback)
+			names[n++] = (char *)"Fallback";
+		if (old->hold_ms != now.hold_ms)
+			names[n++] = (char *)"HoldOnFlushErrorMSec";
+	}
+	names[n] = NULL;
+	d->published = now;
+	if (n)
+		bus_emit_properties_changed(d, names);
+}
+
+/* ------------------------------------------------------------ the child */
+
+static int on_child_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct device *d = userdata;
+	int r = si->si_code == CLD_EXITED ? -si->si_status : -EINTR;
+
+	if (!d)
+		return 0;	/* its device is gone; the source floats */
+	d->child_source = sd_event_source_unref(d->child_source);
+	d->child = 0;
+	if (d->child_is_probe) {
+		d->probe = r == 0 ? PROBE_OK : PROBE_FAILED;
+		if (r < 0)
+			log_device_warning_errno(d->name, r, "Probe barrier failed: %m");
+		else
+			log_device_debug(d->name, "probe barrier succeeded");
+	}
+	if (d->barrier_call)
+		bus_reply_barrier_call(d, r);
+	(void)device_evaluate(d, EVALUATE_DRIVE);
+	return 0;
+}
+
+static int start_barrier(struct device *d, bool probe)
+{
+	struct manager *m = d->manager;
+	pid_t pid;
+	int r;
+
+	if (d->child)
+		return -EBUSY;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return log_device_error_errno(d->name, -errno, "Cannot fork for a barrier: %m");
+	if (pid == 0) {
+		r = dmb_mapping_barrier(m->ctx, d->name);
+		_exit(r < 0 ? MIN(-r, 255) : 0);
+	}
+	r = sd_event_add_child(m->event, &d->child_source, pid, WEXITED, on_child_exit, d);
+	if (r < 0) {
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		return log_device_error_errno(d->name, r, "Cannot watch the barrier process: %m");
+	}
+	d->child = pid;
+	d->child_is_probe = probe;
+	if (probe)
+		d->probe = PROBE_RUNNING;
+	return 0;
+}
+
+/* ------------------------------------------------------------ deciding */
+
+static void fill_input(const struct device *d, usec_t now, int cache_off_result,
+		       struct policy_input *in)
+{
+	*in = (struct policy_input){
+		.now = now,
+		.pinned = d->pinned,
+		.mode = d->status.mode,
+		.kernel_cache = d->status.cache_writeback,
+		.drive_cache = d->wc.drive,
+		.fua = d->status.fua,
+		.flush_errors = d->status.flush_errors,
+		.fallbacks = d->status.fallbacks,
+		.held = d->status.held,
+		.probe = d->probe,
+		.cache_off_result = cache_off_result,
+	};
+}
+
+static bool decision_changes(const struct device *d, const struct policy_decision *dec)
+{
+	return dec->next.phase != d->policy.phase || dec->set_mode || dec->action != ACTION_NONE ||
+	       dec->flush_failed;
+}
+
+static void log_decision(const struct device *d, const struct policy_decision *dec)
+{
+	if (!dec->reason || !decision_changes(d, dec))
+		return;
+	if (dec->set_mode && dec->mode != d->status.mode)
+		log_device_full_errno(d->name, dec->priority, 0, "%s [mode %s -> %s]", dec->reason,
+				      dmb_mode_to_string(d->status.mode),
+				      dmb_mode_to_string(dec->mode));
+	else
+		log_device_full_errno(d->name, dec->priority, 0, "%s [mode %s]", dec->reason,
+				      dmb_mode_to_string(d->status.mode));
+}
+
+static int cache_off(struct device *d)
+{
+	struct dmb_write_cache after;
+	int r;
+
+	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, false, &after);
+	if (r < 0)
+		return log_device_full_errno(d->name, LOG_CRIT, r,
+					     "Cannot turn the write cache of %s off: %s", d->disk_name,
+					     dmb_ctx_get_error(d->manager->ctx));
+	log_device_notice(d->name, "write cache of %s turned off (drive: %d, kernel: %s)",
+			  d->disk_name, after.drive, after.kernel ? "write back" : "write through");
+	d->wc = after;
+	return 0;
+}
+
+int device_evaluate(struct device *d, unsigned int flags)
+{
+	struct manager *m = d->manager;
+	struct policy_decision dec;
+	struct policy_input in;
+	bool flush_failed = false, mode_set = false;
+	int cache_off_result = 1, r;
+
+	r = refresh(d, flags);
+	if (r < 0) {
+		if (r != -ENOENT && r != -EMEDIUMTYPE)
+			log_device_warning_errno(d->name, r, "Cannot read the mapping's status: %s",
+						 dmb_ctx_get_error(m->ctx));
+		return r;
+	}
+
+	for (unsigned int round = 0; round < EVALUATE_ROUNDS; round++) {
+		fill_input(d, manager_now(m), cache_off_result, &in);
+		policy_decide(&m->config.policy, &d->policy, &in, &dec);
+		log_decision(d, &dec);
+		flush_failed |= dec.flush_failed;
+		d->policy = dec.next;
+		/* A probe's result is used once. */
+		if (d->probe == PROBE_OK || d->probe == PROBE_FAILED)
+			d->probe = PROBE_IDLE;
+
+		if (dec.set_mode) {
+			mode_set = true;
+			r = dmb_mapping_set_mode(m->ctx, d->name, dec.mode);
+			if (r < 0)
+				log_device_error_errno(d->name, r, "Cannot set mode %s: %s",
+						       dmb_mode_to_string(dec.mode),
+						       dmb_ctx_get_error(m->ctx));
+		}
+		if (dec.action == ACTION_CACHE_OFF) {
+			cache_off_result = cache_off(d);
+			d->status_at = 0;
+			r = refresh(d, EVALUATE_DRIVE);
+			if (r < 0)
+				return r;
+			continue;
+		}
+		/* A probe that cannot start is tried again at the next tick. */
+		if (dec.action == ACTION_PROBE)
+			(void)start_barrier(d, true);
+		break;
+	}
+	if (mode_set) {
+		d->status_at = 0;
+		(void)device_refresh_status(d);
+		cache_from_status(d);
+	}
+	if (flush_failed)
+		bus_emit_flush_failed(d);
+	publish(d);
+	return 0;
+}
+
+/* ------------------------------------------------------------ requests */
+
+int device_set_pinned(struct device *d, bool pinned)
+{
+	int r;
+
+	if (pinned == d->pinned)
+		return pinned ? pin_save(d) : 0;
+	r = pinned ? pin_save(d) : pin_remove(d);
+	if (r < 0)
+		return r;
+	d->pinned = pinned;
+	return 0;
+}
+
+int device_set_mode(struct device *d, const char *mode_name, bool pin, char *err, size_t errsize)
+{
+	struct manager *m = d->manager;
+	bool was_pinned = d->pinned;
+	enum dmb_mode mode;
+	int r;
+
+	if (!strcmp(mode_name, "auto")) {
+		if (pin) {
+			snprintf(err, errsize, "mode \"auto\" cannot be pinned");
+			return -EINVAL;
+		}
+		r = device_set_pinned(d, false);
+		if (r < 0) {
+			snprintf(err, errsize, "cannot remove the pin: %s", strerror(-r));
+			return r;
+		}
+		log_device_notice(d->name, "unpinned; barrierd manages the mode");
+		return device_evaluate(d, EVALUATE_DRIVE);
+	}
+	if (dmb_mode_from_string(mode_name, &mode) < 0) {
+		snprintf(err, errsize,
+			 "unknown mode \"%.40s\" (flush, fua, drain, passthrough, none, auto)",
+			 mode_name);
+		return -EINVAL;
+	}
+	/* Pin first: if the pin cannot be recorded, nothing has changed. */
+	r = device_set_pinned(d, pin);
+	if (r < 0) {
+		snprintf(err, errsize, "cannot record the pin: %s", strerror(-r));
+		return r;
+	}
+	r = dmb_mapping_set_mode(m->ctx, d->name, mode);
+	if (r < 0) {
+		snprintf(err, errsize, "%s", dmb_ctx_get_error(m->ctx));
+		(void)device_set_pinned(d, was_pinned);
+		return r;
+	}
+	log_device_notice(d->name, "mode %s set by request%s", mode_name, pin ? ", pinned" : "");
+	if (!pin)
+		d->policy.phase = PHASE_UNKNOWN;
+	return device_evaluate(d, EVALUATE_DRIVE);
+}
+
+int device_set_write_cache(struct device *d, bool enable)
+{
+	struct dmb_write_cache after;
+	int r;
+
+	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, enable, &after);
+	if (r < 0)
+		return r;
+	log_device_notice(d->name, "write cache of %s turned %s by request", d->disk_name,
+			  enable ? "on" : "off");
+	d->wc = after;
+	return device_evaluate(d, EVALUATE_DRIVE);
+}
+
+int device_barrier(struct device *d, sd_bus_message *call)
+{
+	int r;
+
+	if (d->child)
+		return -EBUSY;
+	r = start_barrier(d, false);
+	if (r < 0)
+		return r;
+	d->barrier_call = sd_bus_message_ref(call);
+	return 0;
+}
+
+int device_reset_stats(struct device *d)
+{
+	int r;
+
+	r = dmb_mapping_reset_stats(d->manager->ctx, d->name);
+	if (r < 0)
+		return r;
+	log_device_info(d->name, "counters reset by request");
+	return device_evaluate(d, 0);
+}
+
+/* ------------------------------------------------------------ life */
+
+/*
+ * Give an adopted mapping without a hold the configured one, so that a
+ * failed flush can be survived: the same table otherwise, swapped in by a
+ * suspend/resume (in-flight I/O completes first).
+ */
+static void adopt_hold(struct device *d)
+{
+	struct manager *m = d->manager;
+	char backing[32];
+	struct dmb_spec spec;
+	int r;
+
+	if (d->pinned || d->table.hold_ms || !m->config.adopt_hold_ms || d->info.suspended)
+		return;
+	snprintf(backing, sizeof(backing), "%u:%u", major(d->table.backing), minor(d->table.backing));
+	dmb_spec_init(&spec);
+	spec.device = backing;
+	spec.offset = d->table.offset;
+	spec.length = d->table.length;
+	spec.mode = d->status.mode;
+	spec.fallback = d->table.fallback;
+	spec.hold_ms = m->config.adopt_hold_ms;
+	r = dmb_mapping_reload(m->ctx, d->name, &spec);
+	if (r < 0) {
+		log_device_warning_errno(d->name, r,
+					 "Cannot set hold_on_flush_error:%u; a failed flush will fail the barrier at once: %s",
+					 spec.hold_ms, dmb_ctx_get_error(m->ctx));
+		return;
+	}
+	log_device_info(d->name, "table reloaded with hold_on_flush_error:%u", spec.hold_ms);
+	(void)dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
+}
+
+int device_new(struct manager *m, const char *name, struct device **ret)
+{
+	_cleanup_(freep) struct device *d = NULL;
+	int r;
+
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->manager = m;
+	d->wc.drive = -ENODATA;
+	policy_state_init(&d->policy);
+	d->name = strdup(name);
+	if (!d->name)
+		return -ENOMEM;
+	r = sd_bus_path_encode(BUS_DEVICE_PREFIX, name, &d->path);
+	if (r < 0)
+		goto fail;
+	r = dmb_mapping_table(m->ctx, name, &d->table, NULL);
+	if (r < 0)
+		goto fail;
+	r = dmb_mapping_status(m->ctx, name, &d->status, &d->info);
+	if (r < 0)
+		goto fail;
+	d->status_at = manager_now(m);
+	r = dmb_mapping_backing_disk(m->ctx, name, &d->disk);
+	if (r < 0)
+		goto fail;
+	if (dmb_disk_name(m->ctx, d->disk, d->disk_name, sizeof(d->disk_name)) < 0)
+		snprintf(d->disk_name, sizeof(d->disk_name), "%u:%u", major(d->disk), minor(d->disk));
+	cache_from_status(d);
+	(void)read_drive(d);
+	cache_from_status(d);
+	d->pinned = pin_load(d);
+	/* Failures from before barrierd looked are not news; held barriers are. */
+	d->policy.flush_errors_seen = d->status.flush_errors;
+	d->policy.fallbacks_seen = d->status.fallbacks;
+	adopt_hold(d);
+	log_device_info(d->name, "adopted: %s on %s, mode %s%s, fallback %s, hold %u ms, write cache %s",
+			d->info.uuid[0] ? d->info.uuid : "(no uuid)", d->disk_name,
+			dmb_mode_to_string(d->status.mode), d->pinned ? " (pinned)" : "",
+			dmb_fallback_to_string(d->table.fallback), d->table.hold_ms,
+			device_write_cache(d) ? "on" : "off");
+	*ret = TAKE_PTR(d);
+	return 0;
+fail:
+	free(d->name);
+	free(d->path);
+	return r;
+}
+
+struct device *device_free(struct device *d)
+{
+	if (!d)
+		return NULL;
+	if (d->barrier_call)
+		bus_fail_barrier_call(d, -ENOENT);
+	if (d->child_source) {
+		/* Let the loop reap the child; it no longer points here. */
+		(void)sd_event_source_set_userdata(d->child_source, NULL);
+		(void)sd_event_source_set_floating(d->child_source, 1);
+		d->child_source = sd_event_source_unref(d->child_source);
+	}
+	free(d->name);
+	free(d->path);
+	free(d);
+	return NULL;
+}
