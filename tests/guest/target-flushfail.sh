@@ -123,3 +123,28 @@ for how in "" --noflush; do
 	log "E$how: suspend took ${took} ms"
 	dmsetup remove e
 done
+
+# --- F: a journal commit whose pre-flush failed is not reported written.
+# jbd2 sends its commit block as REQ_PREFLUSH|REQ_FUA; dm core splits it
+# into an empty flush and the data, and (6.1) sends the data even when the
+# flush failed.  With fallback:drain the data part would then succeed under
+# drain - a false success.  The target fails it too ("flush debt"), so the
+# fsync fails and jbd2 aborts the journal instead of trusting the commit.
+make_barrier f "$DISK_AHCI" fallback:drain
+dmsetup message f 0 mode drain
+mkfs.ext4 -q -F /dev/mapper/f
+mkdir -p "$WORK/mnt"
+mount /dev/mapper/f "$WORK/mnt"
+echo before >"$WORK/mnt/a"
+sync -f "$WORK/mnt/a"
+dmsetup message f 0 mode flush
+echo after >"$WORK/mnt/b"
+if out=$(sync -f "$WORK/mnt/b" 2>&1); then
+	fail "F: fsync reported the commit written although its pre-flush failed"
+fi
+log "F: fsync: $out"
+expect_eq "F: mode" "$(bstatus f mode)" drain
+kmsg_has "Aborting journal|Detected aborted journal|journal commit I/O error" ||
+	fail "F: jbd2 did not see the failed commit"
+umount "$WORK/mnt" || umount -l "$WORK/mnt"
+dmsetup remove f
