@@ -250,6 +250,19 @@ static int config_validate(struct manager *m, const struct config *c, bool *exis
 	return 0;
 }
 
+/* Is the configuration possible on this system?  Touches nothing. */
+static int config_check_system(struct manager *m, const struct config *c, char *err,
+			       size_t errsize)
+{
+	_cleanup_(freep) bool *exists = calloc(c->n_mappings + 1, sizeof(bool));
+
+	if (!exists) {
+		snprintf(err, errsize, "out of memory");
+		return -ENOMEM;
+	}
+	return config_validate(m, c, exists, err, errsize);
+}
+
 /* Create what is missing, pin what asks for it; all or nothing. */
 static int config_apply(struct manager *m, const struct config *c, char *err, size_t errsize)
 {
@@ -406,6 +419,11 @@ static int manager_setup(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Cannot load the barrier target: %s",
 				       dmb_ctx_get_error(m->ctx));
+	r = config_check_system(m, &m->config, err, sizeof(err));
+	if (r < 0) {
+		config_failed = true;
+		return log_error_errno(r, "%s; nothing created", err);
+	}
 	r = bus_setup(m);
 	if (r < 0)
 		return r;
@@ -442,7 +460,6 @@ static int check_config(void)
 {
 	struct manager m = { .state_dir = arg_state_dir };
 	char err[CONFIG_ERROR_MAX];
-	_cleanup_(freep) bool *exists = NULL;
 	int r;
 
 	config_init(&m.config);
@@ -457,10 +474,9 @@ static int check_config(void)
 		config_done(&m.config);
 		return EXIT_FAILURE;
 	}
-	exists = calloc(m.config.n_mappings + 1, sizeof(bool));
-	r = exists ? config_validate(&m, &m.config, exists, err, sizeof(err)) : -ENOMEM;
+	r = config_check_system(&m, &m.config, err, sizeof(err));
 	if (r < 0)
-		fprintf(stderr, "%s\n", r == -ENOMEM ? strerror(ENOMEM) : err);
+		fprintf(stderr, "%s\n", err);
 	else
 		printf("configuration OK: %zu mapping%s, poll interval %llu ms, on flush error %s\n",
 		       m.config.n_mappings, m.config.n_mappings == 1 ? "" : "s",
