@@ -161,14 +161,22 @@ static int read_drive(struct device *d)
 
 	r = dmb_disk_write_cache_get(d->manager->ctx, d->disk, &wc);
 	if (r < 0) {
-		/* The kernel view still comes from the status line. */
+		/* The kernel view still comes from the status line; say it once. */
+		if (d->wc.drive != r)
+			log_device_warning_errno(d->name, r, "Cannot read the write cache of %s: %s",
+						 d->disk_name, dmb_ctx_get_error(d->manager->ctx));
 		d->wc.drive = r;
-		return log_device_warning_errno(d->name, r, "Cannot read the write cache of %s: %s",
-						d->disk_name, dmb_ctx_get_error(d->manager->ctx));
+		return r;
 	}
-	if (wc.drive != d->wc.drive)
-		log_device_debug(d->name, "%s: drive write cache %d (kernel: %s)", d->disk_name,
-				 wc.drive, wc.kernel ? "write back" : "write through");
+	if (wc.drive != d->wc.drive) {
+		if (wc.drive < 0)
+			log_device_info(d->name,
+					"the drive %s cannot be asked about its write cache (%s); using the kernel's view",
+					d->disk_name, strerror(-wc.drive));
+		else
+			log_device_debug(d->name, "%s: drive write cache %d (kernel: %s)", d->disk_name,
+					 wc.drive, wc.kernel ? "write back" : "write through");
+	}
 	d->wc = wc;
 	/* The status line is newer than nothing but older than this. */
 	return 0;

@@ -494,7 +494,7 @@ static void usage(FILE *f)
 		"\n"
 		"Watches every dm-barrier mapping and the write cache of the disks under\n"
 		"them, keeps each in the right mode, and offers org.dmbarrier1 on the\n"
-		"system bus.  See barrierd(8) and docs/barrierd.md.\n"
+		"system bus.  See barrierd(8) and barrierd.conf(5).\n"
 		"\n"
 		"  -c, --config FILE      configuration file (default %s)\n"
 		"  -C, --config-dir DIR   drop-in directory (default %s)\n"

@@ -3,7 +3,7 @@
  * policy.h: which mode a barrier mapping should be in, decided from what
  * the kernel says about it and its disk.  Pure: no I/O, no clock, no
  * globals; device.c feeds it a snapshot and carries out the decision.
- * The table it implements is in docs/barrierd.md ("Policy").
+ * The rules it implements are documented in barrierd(8), POLICY.
  */
 #ifndef BARRIERD_POLICY_H
 #define BARRIERD_POLICY_H
