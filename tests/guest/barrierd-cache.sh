@@ -3,7 +3,8 @@
 # hdparm -W emits no uevent: -W0 -> Mode drain within 2 s (the re-read
 # timer), announced by PropertiesChanged; -W1 -> an explicit probe barrier
 # that really flushes, then flush again.  A mapping adopted while the cache
-# is off starts in drain.  Also measures the daemon idle: context switches
+# is off starts in drain.  SetWriteCache switches the drive (and refuses
+# with NotSupported, changing nothing, over a dm device).  Also measures the daemon idle: context switches
 # over 10 s and VmRSS (plain build; the ASan one is used for the rest).
 # Negative control: with barrierd stopped the same hdparm -W0 leaves the
 # mapping in flush (nothing else changes the mode), and the udev monitor
@@ -57,6 +58,27 @@ states=$(jq -r "select(.member == \"PropertiesChanged\" and .path == \"$(bd_path
 	| .payload.data[1].State.data // empty" "$WORK/monitor.json" | tr '\n' ' ')
 expect_eq "State changes announced" "$states" "write-through probing healthy "
 expect_eq "Mode changes announced" "$(bd_mode_changes wc | tr '\n' ' ')" "drain flush "
+
+# --- SetWriteCache: barrierd switches the drive itself
+dsend() { dbus-send --system --print-reply --dest="$BD_BUS" "$@"; }
+dsend "$(bd_path wc)" $BD_DEV.SetWriteCache boolean:false >/dev/null || fail "SetWriteCache(false) failed"
+expect_eq "SetWriteCache(false): drive" "$(drive_write_cache "$DISK_IDE")" 0
+expect_eq "SetWriteCache(false): Mode" "$(bd_prop wc Mode)" drain
+dsend "$(bd_path wc)" $BD_DEV.SetWriteCache boolean:true >/dev/null || fail "SetWriteCache(true) failed"
+expect_eq "SetWriteCache(true): drive" "$(drive_write_cache "$DISK_IDE")" 1
+wait_until 5 'test "$(bd_prop wc State)" = healthy' || fail "not healthy after SetWriteCache(true)"
+# A mapping over a dm device: its cache cannot be switched, and nothing changes.
+dmsetup create lin --table "0 $(sectors "$DISK_AHCI") linear $DISK_AHCI 0"
+busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' overlin /dev/mapper/lin 0 >/dev/null ||
+	fail "CreateDevice over a dm device failed"
+out=$(dsend "$(bd_path overlin)" $BD_DEV.SetWriteCache boolean:false 2>&1) &&
+	fail "SetWriteCache on a dm device succeeded: $out"
+case "$out" in *org.dmbarrier1.Error.NotSupported*) ;; *) fail "SetWriteCache on a dm device: $out" ;; esac
+log "ok: $out"
+expect_eq "overlin: Mode" "$(bd_prop overlin Mode)" flush
+expect_eq "AHCI drive cache untouched" "$(drive_write_cache "$DISK_AHCI")" 1
+busctl --system call $BD_BUS $BD_PATH $BD_MGR RemoveDevice s overlin >/dev/null
+dmsetup remove lin
 
 # --- the control: no barrierd, nothing follows the cache
 bd_stop

@@ -18,7 +18,11 @@
 # setup must stay below N (checked), and the workload then runs until the
 # failure comes.  N = 60 leaves room: setup (mkfs, mount, first commits)
 # measured at about 10 flushes.
-# vm: ide ahci blkdebug=ide:60+7 blkdebug=ahci:60+7
+# A third disk shows the other end of the policy: on virtio-scsi every
+# flush after a write fails (blkdebug=scsi:0), and its cache cannot be
+# switched (not ATA), so barrierd goes to none, loudly, and the held
+# barrier fails (EOPNOTSUPP) instead of succeeding falsely.
+# vm: ide ahci scsi blkdebug=ide:60+7 blkdebug=ahci:60+7 blkdebug=scsi:0
 # timeout: 360
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"
@@ -113,5 +117,21 @@ grep -q "fs: cache flush failed; turning the write cache off" "$BD_LOG" || fail 
 umount /mnt/fs
 e2fsck -fn "/dev/mapper/fs" >"$WORK/fsck" 2>&1 || { cat "$WORK/fsck"; fail "e2fsck found problems"; }
 log "e2fsck: $(tail -n 1 "$WORK/fsck")"
+
+# ---------------------------------------------------- a cache that cannot be switched
+bd_monitor
+busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' scsi "$DISK_SCSI" 0 >/dev/null ||
+	fail "CreateDevice on SCSI failed"
+expect_eq "scsi: Mode (the disk takes FUA)" "$(bd_prop scsi Mode)" fua
+out=$(dsync_write /dev/mapper/scsi 1) && fail "scsi: a barrier succeeded although its flush failed"
+log "scsi: the barrier failed: $out"
+wait_until 10 '[ -n "$(bd_signals FlushFailed | grep scsi)" ]' || fail "scsi: no FlushFailed"
+expect_eq "scsi: FlushFailed says" "$(bd_signals FlushFailed | grep scsi | head -n 1 | jq -c '.payload.data[1:]')" '["none",true]'
+expect_eq "scsi: Mode" "$(bd_prop scsi Mode)" none
+expect_eq "scsi: State" "$(bd_prop scsi State)" broken
+grep -q "barrierd: crit: scsi: cache flush failed and the write cache could not be turned off; ordered writes disabled (mode none)" "$BD_LOG" ||
+	fail "scsi: not said loudly: $(grep scsi: "$BD_LOG" | tail -n 5)"
+case "$out" in *"Operation not supported"*) ;; *) fail "scsi: held barrier: '$out', want EOPNOTSUPP (replayed under none)" ;; esac
 bd_stop
 dmsetup remove fs
+dmsetup remove scsi
