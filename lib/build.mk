@@ -1,4 +1,4 @@
-# lib/build.mk: libdmbarrier.so.1.
+# lib/build.mk: libdmbarrier.so.1 and barrierctl.
 #
 # For other components: link the library with $(LIBDMB_LDLIBS) (it carries
 # the rpath into $(BUILD)/lib) and depend on $(LIBDMB_SO).  The public
@@ -14,10 +14,15 @@ LIBDMB_OBJS := $(LIBDMB_SRCS:%.c=$(BUILD)/obj/%.o)
 LIBDMB_DEPLIBS := $(shell pkg-config --libs devmapper libkmod)
 LIBDMB_LDLIBS = -L$(LIBDMB_DIR) -ldmbarrier -Wl,-rpath,$(abspath $(LIBDMB_DIR))
 
-# Everything in lib/ is compiled hidden; the API is marked _public_.
-CPPFLAGS_lib_ := -fvisibility=hidden $(shell pkg-config --cflags devmapper libkmod)
+BARRIERCTL := $(BUILD)/barrierctl
+BARRIERCTL_SRCS := lib/barrierctl.c lib/barrierctl-args.c lib/barrierctl-output.c lib/barrierctl-bus.c
+BARRIERCTL_OBJS := $(BARRIERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
+BARRIERCTL_LIBS := $(shell pkg-config --libs json-c libsystemd)
 
-USERSPACE += $(LIBDMB_SO) $(LIBDMB_PC)
+# Everything in lib/ is compiled hidden; the API is marked _public_.
+CPPFLAGS_lib_ := -fvisibility=hidden $(shell pkg-config --cflags devmapper libkmod json-c libsystemd)
+
+USERSPACE += $(LIBDMB_SO) $(LIBDMB_PC) $(BARRIERCTL)
 
 $(LIBDMB_DIR)/$(LIBDMB_SONAME): $(LIBDMB_OBJS) lib/libdmbarrier.sym
 	@mkdir -p $(@D)
@@ -36,6 +41,9 @@ $(LIBDMB_PC): lib/libdmbarrier.pc.in
 	@mkdir -p $(@D)
 	$(call libdmb_pc,$(abspath $(BUILD)),$(abspath $(LIBDMB_DIR)),$(CURDIR)/lib) >$@
 
+$(BARRIERCTL): $(BARRIERCTL_OBJS) $(LIBDMB_SO)
+	$(CC) $(ALL_LDFLAGS) -o $@ $(BARRIERCTL_OBJS) $(LIBDMB_LDLIBS) $(BARRIERCTL_LIBS)
+
 # ------------------------------------------------------------- install
 LIBDIR ?= $(PREFIX)/lib
 INCLUDEDIR ?= $(PREFIX)/include
@@ -46,13 +54,19 @@ MANDIR ?= $(PREFIX)/share/man
 install: install-lib
 uninstall: uninstall-lib
 
-install-lib: $(LIBDMB_SO)
-	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+install-lib: $(LIBDMB_SO) $(BARRIERCTL_OBJS)
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(SBINDIR) \
+		$(DESTDIR)$(MANDIR)/man8
 	install -m 0755 $(LIBDMB_DIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME)
 	ln -sf $(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so
 	install -m 0644 lib/libdmbarrier.h $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h
 	$(call libdmb_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) >$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc
+	# Relinked without the build tree's rpath.
+	$(CC) $(ALL_LDFLAGS) -o $(DESTDIR)$(SBINDIR)/barrierctl $(BARRIERCTL_OBJS) \
+		-L$(LIBDMB_DIR) -ldmbarrier $(BARRIERCTL_LIBS)
+	install -m 0644 docs/man/barrierctl.8 $(DESTDIR)$(MANDIR)/man8/barrierctl.8
 
 uninstall-lib:
 	rm -f $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so \
-		$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h
+		$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h \
+		$(DESTDIR)$(SBINDIR)/barrierctl $(DESTDIR)$(MANDIR)/man8/barrierctl.8

@@ -6,7 +6,8 @@
  * switches it with ATA SET FEATURES, both through SG_IO ATA PASS-THROUGH(16)
  * as hdparm -W does.  The kernel and the drive can disagree (after -W0
  * while flushes fail, the kernel keeps "write back"), so setting checks
- * both and makes the kernel agree.
+ * both and makes the kernel agree: a SCSI rescan, and if that is not
+ * enough, queue/write_cache itself.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -381,7 +382,8 @@ _public_ int dmb_disk_write_cache_set(struct dmb_ctx *ctx, dev_t dev, bool enabl
 	_cleanup_(closep) int fd = -1;
 	struct dmb_write_cache wc = {};
 	const char *want = enable ? "write back" : "write through";
-	int r;
+	char refused[DMB_ERROR_MAX];
+	int r, set;
 
 	r = cache_target(ctx, dev, &wc);
 	if (r < 0)
@@ -396,22 +398,50 @@ _public_ int dmb_disk_write_cache_set(struct dmb_ctx *ctx, dev_t dev, bool enabl
 	r = ata_identify_wc(ctx, fd, wc.name);
 	if (r < 0)
 		return r;
-	r = ata_command(ctx, fd, wc.name, ATA_CMD_SET_FEATURES,
-			enable ? ATA_SF_WC_ON : ATA_SF_WC_OFF, NULL, 0);
-	if (r < 0)
-		return r;
+	set = ata_command(ctx, fd, wc.name, ATA_CMD_SET_FEATURES,
+			  enable ? ATA_SF_WC_ON : ATA_SF_WC_OFF, NULL, 0);
+	if (set < 0 && set != -EIO)
+		return set;
+	/*
+	 * The drive's answer to IDENTIFY is what counts.  A drive turning its
+	 * cache off writes the cache back first, and may abort SET FEATURES
+	 * when that fails, with the cache off all the same (QEMU does so
+	 * while flushes fail).
+	 */
+	if (set < 0)
+		snprintf(refused, sizeof(refused), "%s", dmb_ctx_get_error(ctx));
 	r = ata_identify_wc(ctx, fd, wc.name);
 	if (r < 0)
 		return r;
+	if (r != enable && set < 0)
+		return dmb_fail(ctx, -EIO, "%s; its write cache is still %s", refused, r ? "on" : "off");
 	if (r != enable)
 		return dmb_fail(ctx, -EIO,
 				"%s: the drive accepted SET FEATURES but still reports its write cache %s",
 				wc.name, r ? "on" : "off");
+	if (set < 0)
+		dmb_warn(ctx, "%s, but its write cache is %s now (a failed write-back of the cache?)",
+			 refused, enable ? "on" : "off");
+	ctx->error[0] = '\0';
 	wc.drive = r;
 
 	r = kernel_view(ctx, wc.disk, wc.name, &wc.kernel, &wc.kernel_fua);
 	if (r < 0)
 		return r;
+	if (wc.kernel != enable) {
+		/*
+		 * libata revalidates the drive after SET FEATURES (our IDENTIFY
+		 * above queued behind that) but rescans the SCSI disk, which is
+		 * what updates queue/write_cache, later from a work item.  Rescan
+		 * now so the kernel reads the drive's new state before we look.
+		 */
+		r = sysfs_write(wc.disk, "device/rescan", "1");
+		if (r < 0)
+			dmb_dbg(ctx, "%s: rescan failed: %s", wc.name, strerror(-r));
+		r = kernel_view(ctx, wc.disk, wc.name, &wc.kernel, &wc.kernel_fua);
+		if (r < 0)
+			return r;
+	}
 	if (wc.kernel != enable) {
 		/* The kernel missed the change (seen while flushes fail): tell it. */
 		dmb_notice(ctx, "%s: the drive's write cache is %s but the kernel says '%s'; setting it",

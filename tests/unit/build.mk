@@ -9,8 +9,9 @@ CPPFLAGS_tests_unit_ := $(shell pkg-config --cflags cmocka json-c)
 # ----------------------------------------------------- lib (libdmbarrier)
 # test-lib-*.c: the library's objects (internal functions included) and
 # barrierctl's pure parts, no shared library.
-UNIT_LIB_TESTS := $(UNIT_DIR)/test-lib-status $(UNIT_DIR)/test-lib-ctx
-UNIT_LIB_LINK := $(LIBDMB_OBJS)
+UNIT_LIB_TESTS := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%,$(wildcard tests/unit/test-lib-*.c))
+UNIT_LIB_LINK := $(LIBDMB_OBJS) $(BUILD)/obj/lib/barrierctl-args.o \
+	$(BUILD)/obj/lib/barrierctl-output.o
 UNIT_TESTS += $(UNIT_LIB_TESTS)
 
 $(UNIT_LIB_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_LIB_LINK)
