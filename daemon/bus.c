@@ -331,7 +331,7 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("PollIntervalUSec", "t", property_get_poll_interval, 0,
-			SD_BUS_VTABLE_PROPERTY_CONST),
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_METHOD_WITH_ARGS("ListDevices", SD_BUS_NO_ARGS, SD_BUS_RESULT("a(so)", devices),
 				method_list_devices, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_ARGS("GetDevice", SD_BUS_ARGS("s", name), SD_BUS_RESULT("o", device),
@@ -576,6 +576,13 @@ void bus_emit_properties_changed(struct device *d, char **names)
 	r = sd_bus_emit_properties_changed_strv(m->bus, d->path, BUS_DEVICE_IFACE, names);
 	if (r < 0)
 		log_device_warning_errno(d->name, r, "Cannot send PropertiesChanged, ignoring: %m");
+}
+
+void bus_emit_manager_changed(struct manager *m, const char *property)
+{
+	if (m->bus)
+		(void)sd_bus_emit_properties_changed(m->bus, BUS_PATH, BUS_MANAGER_IFACE, property,
+						     NULL);
 }
 
 void bus_emit_flush_failed(struct device *d)

@@ -144,6 +144,7 @@ void bus_emit_device_added(struct manager *m, struct device *d);
 void bus_emit_device_removed(struct manager *m, struct device *d);
 void bus_emit_properties_changed(struct device *d, char **names);
 void bus_emit_flush_failed(struct device *d);
+void bus_emit_manager_changed(struct manager *m, const char *property);
 void bus_fail_barrier_call(struct device *d, int error);
 void bus_reply_barrier_call(struct device *d, int result);
 

@@ -358,6 +358,7 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	struct manager *m = userdata;
 	char err[CONFIG_ERROR_MAX];
 	struct config c;
+	bool changed;
 	int r;
 
 	config_init(&c);
@@ -370,8 +371,11 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 		return 0;
 	}
 	/* The timer picks the new interval up at its next tick. */
+	changed = c.poll_interval_usec != m->config.poll_interval_usec;
 	config_done(&m->config);
 	m->config = c;
+	if (changed)
+		bus_emit_manager_changed(m, "PollIntervalUSec");
 	log_info("Reload: configuration applied");
 	return 0;
 }

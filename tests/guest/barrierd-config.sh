@@ -113,10 +113,13 @@ expect_eq "a: pinned drain stays with the cache on" "$(bstatus a mode)" drain
 # --- SIGHUP: a new drop-in is applied; a bad one changes nothing
 printf '[Mapping]\nName=c\nDevice=%s\nOffset=8\nLength=1024\n' "$DISK_AHCI" >"$DROP/40-c.conf"
 printf '[Mapping]\nName=c2\nDevice=%s\nOffset=2048\nLength=1024\n' "$DISK_AHCI" >>"$DROP/40-c.conf"
+printf '[Daemon]\nPollIntervalSec=2\n' >>"$DROP/40-c.conf"
 dmsetup remove b
 kill -HUP "$BD_PID"
 wait_until 10 'test "$(barrier_maps)" = "a b c c2 "' || fail "after SIGHUP: $(barrier_maps)"
 grep -q "Reload: configuration applied" "$BD_LOG" || fail "the reload was not logged"
+expect_eq "PollIntervalUSec after the reload" \
+	"$(busctl --system get-property $BD_BUS $BD_PATH $BD_MGR PollIntervalUSec)" "t 2000000"
 printf '[Daemon]\nPollIntervalSec=forever\n' >"$DROP/50-bad.conf"
 printf '[Mapping]\nName=d\nDevice=%s\nOffset=4096\nLength=8\n' "$DISK_AHCI" >"$DROP/45-d.conf"
 kill -HUP "$BD_PID"
