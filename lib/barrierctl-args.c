@@ -65,6 +65,9 @@ static const struct verb_def {
 	  OPT_MODE | OPT_FALLBACK | OPT_HOLD | OPT_OFFSET | OPT_LENGTH | OPT_PIN,
 	  "create NAME DEVICE [--mode M] [--fallback none|drain] [--hold-on-flush-error MS] "
 	  "[--offset SECTORS] [--length SECTORS] [--bus [--pin]]" },
+	{ "reload", BCTL_RELOAD, 1, 2, OPT_MODE | OPT_FALLBACK | OPT_HOLD | OPT_OFFSET | OPT_LENGTH,
+	  "reload NAME [DEVICE] [--mode M] [--fallback none|drain] [--hold-on-flush-error MS] "
+	  "[--offset SECTORS] [--length SECTORS]" },
 	{ "remove", BCTL_REMOVE, 1, 1, 0, "remove NAME" },
 	{ "list", BCTL_LIST, 0, 0, 0, "list" },
 	{ "status", BCTL_STATUS, 0, 1, 0, "status [NAME]" },
@@ -90,6 +93,8 @@ void bctl_usage(FILE *f)
 	      "  create NAME DEVICE    map all of DEVICE (or --offset/--length sectors)\n"
 	      "      [--mode flush|fua|drain|passthrough|none] [--fallback none|drain]\n"
 	      "      [--hold-on-flush-error MS] [--offset SECTORS] [--length SECTORS]\n"
+	      "  reload NAME [DEVICE]  swap in a new table, same options as create; what\n"
+	      "                        is not given stays as it is\n"
 	      "  remove NAME           remove a barrier mapping\n"
 	      "  list                  a table of every barrier mapping\n"
 	      "  status [NAME]         everything about one mapping (or all)\n"
@@ -330,6 +335,10 @@ static int positionals(const struct verb_def *v, const char *const *pos, int npo
 		a->name = pos[0];
 		a->device = pos[1];
 		break;
+	case BCTL_RELOAD:
+		a->name = pos[0];
+		a->device = npos > 1 ? pos[1] : NULL;
+		break;
 	case BCTL_SET_MODE:
 		a->name = pos[0];
 		if (!strcmp(pos[1], "auto")) {
@@ -461,6 +470,8 @@ int bctl_parse_args(int argc, char *const *argv, struct bctl_args *ret, char *er
 	if ((seen & OPT_BUS) && v->verb == BCTL_WAIT_EVENT)
 		return usage_error(err, errsize,
 				   "wait-event waits on device-mapper itself: it has no --bus form");
+	if ((seen & OPT_BUS) && v->verb == BCTL_RELOAD)
+		return usage_error(err, errsize, "reload has no --bus form (barrierd has no such call)");
 	a.verb = v->verb;
 	r = positionals(v, pos, npos, &a, err, errsize);
 	if (r < 0)

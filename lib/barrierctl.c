@@ -129,6 +129,30 @@ static int cmd_create(struct dmb_ctx *ctx, const struct bctl_args *a)
 	return r < 0 ? fail(ctx, r) : BCTL_EXIT_OK;
 }
 
+/* What is not given keeps the mapping's current value. */
+static int cmd_reload(struct dmb_ctx *ctx, const struct bctl_args *a)
+{
+	struct dmb_table cur;
+	struct dmb_spec spec;
+	char devnum[32];
+	int r;
+
+	r = dmb_mapping_table(ctx, a->name, &cur, NULL);
+	if (r < 0)
+		return fail(ctx, r);
+	dmb_spec_init(&spec);
+	snprintf(devnum, sizeof(devnum), "%u:%u", major(cur.backing), minor(cur.backing));
+	spec.device = a->device ? a->device : devnum;
+	/* Another device: from --offset (or 0) to its end unless told. */
+	spec.offset = a->have_offset ? a->offset : a->device ? 0 : cur.offset;
+	spec.length = a->have_length ? a->length : a->device || a->have_offset ? 0 : cur.length;
+	spec.mode = a->have_mode ? a->mode : cur.mode;
+	spec.fallback = a->have_fallback ? a->fallback : cur.fallback;
+	spec.hold_ms = a->have_hold ? a->hold_ms : cur.hold_ms;
+	r = dmb_mapping_reload(ctx, a->name, &spec);
+	return r < 0 ? fail(ctx, r) : BCTL_EXIT_OK;
+}
+
 static const char *drive_error(int drive)
 {
 	switch (-drive) {
@@ -187,6 +211,8 @@ static int run(struct dmb_ctx *ctx, const struct bctl_args *a)
 	switch (a->verb) {
 	case BCTL_CREATE:
 		return cmd_create(ctx, a);
+	case BCTL_RELOAD:
+		return cmd_reload(ctx, a);
 	case BCTL_REMOVE:
 		r = dmb_mapping_remove(ctx, a->name, DMB_REMOVE_RETRY);
 		break;

@@ -125,7 +125,7 @@ static int task_run(struct dmb_ctx *ctx, struct dm_task *t)
 static int fail_task(struct dmb_ctx *ctx, int r, const char *what, const char *name)
 {
 	if (r == -ENXIO || r == -ENODEV)
-		return dmb_fail(ctx, -ENOENT, "%s '%s': no such device-mapper device", what, name);
+		return dmb_fail(ctx, -ENOENT, "there is no device-mapper device '%s'", name);
 	return dmb_fail(ctx, r, "%s '%s': %s", what, name, strerror(-r));
 }
 
@@ -174,7 +174,7 @@ static int barrier_query(struct dmb_ctx *ctx, int type, const char *name, struct
 	if (r < 0)
 		return fail_task(ctx, r, what, name);
 	if (!dm_task_get_info(t, &di) || !di.exists)
-		return dmb_fail(ctx, -ENOENT, "%s '%s': no such device-mapper device", what, name);
+		return dmb_fail(ctx, -ENOENT, "there is no device-mapper device '%s'", name);
 	if (!di.live_table || di.target_count == 0)
 		return dmb_fail(ctx, -EMEDIUMTYPE, "'%s' has no live table, so no barrier target",
 				name);
@@ -379,7 +379,7 @@ _public_ int dmb_mapping_info(struct dmb_ctx *ctx, const char *name, struct dmb_
 	if (r < 0)
 		return fail_task(ctx, r, "info of", name);
 	if (!dm_task_get_info(t, &di) || !di.exists)
-		return dmb_fail(ctx, -ENOENT, "'%s': no such device-mapper device", name);
+		return dmb_fail(ctx, -ENOENT, "there is no device-mapper device '%s'", name);
 	info_fill(t, &di, ret);
 	return 0;
 }

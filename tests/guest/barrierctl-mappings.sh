@@ -190,6 +190,32 @@ bctl 0 status opt --json
 expect_eq "json of opt" "$(jq -r '[.mode, .fallback, .hold_on_flush_error, .offset, .length] | join(" ")' <<<"$OUT")" \
 	"fua drain 2500 8 1000"
 
+# ------------------------------------------------------------------ reload
+# Only what is given changes; the rest is read back from the live table.
+bctl 0 reload opt --hold-on-flush-error 100
+expect_eq "table after reload --hold" "$(dmsetup table opt)" \
+	"0 1000 barrier $(devno "$DISK_AHCI") 8 3 mode:fua fallback:drain hold_on_flush_error:100"
+bctl 0 reload opt --mode drain --fallback none
+expect_eq "table after reload --mode --fallback" "$(dmsetup table opt)" \
+	"0 1000 barrier $(devno "$DISK_AHCI") 8 2 mode:drain hold_on_flush_error:100"
+bctl 1 reload opt --offset "$S_AHCI"
+err_has "not inside"
+bctl 3 reload nosuch
+bctl 3 reload lin --mode drain
+expect_eq "lin after a refused reload" "$(dmsetup table lin)" "0 2048 linear $(devno "$DISK_AHCI") 4096"
+expect_eq "table after refused reloads" "$(dmsetup table opt)" \
+	"0 1000 barrier $(devno "$DISK_AHCI") 8 2 mode:drain hold_on_flush_error:100"
+# Another device, kept open across the reload: the swap happens under it.
+exec 3</dev/mapper/opt
+bctl 0 reload opt "$DISK_IDE"
+expect_eq "table after reload onto another disk" "$(dmsetup table opt)" \
+	"0 $S_IDE barrier $(devno "$DISK_IDE") 0 2 mode:drain hold_on_flush_error:100"
+expect_eq "tables after the reload" "$(dmsetup info opt | sed -n 's/^Tables present: *//p')" "LIVE"
+# Open, so remove must refuse (after libdevmapper's retries) and keep it.
+bctl 1 remove opt
+err_has "in use"
+exec 3<&-
+
 # ------------------------------------------------------------------ remove
 bctl 0 remove opt
 bctl 0 remove safe

@@ -135,6 +135,12 @@ static void test_other_verbs(void **state)
 {
 	struct bctl_args a;
 
+	a = parse_ok("reload safe");
+	assert_int_equal(a.verb, BCTL_RELOAD);
+	assert_null(a.device);
+	a = parse_ok("reload safe /dev/sdb --hold-on-flush-error 100 --fallback drain");
+	assert_string_equal(a.device, "/dev/sdb");
+	assert_true(a.have_hold && a.have_fallback && !a.have_mode);
 	a = parse_ok("remove safe");
 	assert_int_equal(a.verb, BCTL_REMOVE);
 	assert_string_equal(a.name, "safe");
@@ -192,6 +198,11 @@ static void test_other_verbs_bad(void **state)
 	parse_bad("LIST", "unknown command");
 	parse_bad("list extra", "unexpected argument 'extra'");
 	parse_bad("status a b", "unexpected argument 'b'");
+	parse_bad("reload", "missing argument");
+	parse_bad("reload a b c", "unexpected argument 'c'");
+	parse_bad("reload a --timeout 1", "does not apply to reload");
+	parse_bad("reload a --length 0", "at least 1");
+	parse_bad("--bus reload a", "no --bus form");
 	parse_bad("remove", "missing argument");
 	parse_bad("remove a b", "unexpected argument");
 	parse_bad("set-mode safe", "missing argument");
