@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon.h"
@@ -384,8 +385,18 @@ static int cache_off(struct device *d)
 	return 0;
 }
 
+/* The wall time spent reacting (the loop's time stands still in one run). */
+static usec_t clock_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
+}
+
 int device_evaluate(struct device *d, unsigned int flags)
 {
+	usec_t started = clock_usec();
 	struct manager *m = d->manager;
 	struct policy_decision dec;
 	struct policy_input in;
@@ -436,8 +447,12 @@ int device_evaluate(struct device *d, unsigned int flags)
 		(void)device_refresh_status(d);
 		cache_from_status(d);
 	}
-	if (flush_failed)
+	if (flush_failed) {
+		log_device_info(d->name, "flush failure handled in %llu ms: mode %s, write cache %s",
+				(unsigned long long)((clock_usec() - started) / USEC_PER_MSEC),
+				dmb_mode_to_string(d->status.mode), device_write_cache(d) ? "on" : "off");
 		bus_emit_flush_failed(d);
+	}
 	publish(d);
 	return 0;
 }

@@ -95,6 +95,7 @@ for ((i = 0; i < 400; i++)); do
 done
 [ -n "$(bd_signals FlushFailed)" ] || fail "no FlushFailed after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
 log "FlushFailed after $i fsyncs: $(bd_signals FlushFailed | jq -c .payload.data)"
+log "measured: $(grep -m1 'fs: flush failure handled' "$BD_LOG")"
 # Keep writing through the recovery: nothing may fail.
 for ((j = 0; j < 20; j++)); do
 	out=$(one_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
