@@ -160,6 +160,10 @@ esac
 udevadm settle -t 10
 [ "$(readlink -f /dev/disk/by-barrier/made)" = "/dev/$(dm_kname made)" ] ||
 	fail "no /dev/disk/by-barrier/made -> $(dm_kname made): $(ls -l /dev/disk/by-barrier 2>&1)"
+props=$(udevadm info --query=property --name=/dev/mapper/made)
+echo "$props" | grep -qx 'SYSTEMD_WANTS=barrierd.service' || fail "made: no SYSTEMD_WANTS: $props"
+echo "$props" | grep -q '^TAGS=.*:systemd:' || fail "made: not tagged for systemd: $props"
+echo "$props" | grep -q '^TAGS=.*:dmbarrier:' || fail "made: not tagged dmbarrier: $props"
 udevadm info --query=property --name="$DISK_IDE" | grep -qx 'DM_BARRIER_BACKING=1' ||
 	fail "the backing disk was not tagged: $(udevadm info --query=property --name="$DISK_IDE" | grep -i barrier)"
 udevadm info --query=property --name="$DISK_AHCI" | grep -q 'DM_BARRIER_BACKING' &&
