@@ -454,10 +454,14 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 
 	spin_lock_irq(&bc->lock);
 	event = barrier_note_cache(bc);
-	/* An explicit barrier in passthrough still drains and flushes. */
-	if (eff == MODE_PASSTHROUGH && internal)
+	/*
+	 * An explicit barrier drains and flushes in every mode but none, also
+	 * in drain and on a write-through queue: it is how userspace probes
+	 * whether the cache still takes flushes.
+	 */
+	if (internal && eff != MODE_NONE) {
 		eff = MODE_FLUSH;
-	if ((eff == MODE_FLUSH || eff == MODE_FUA) && !bc->last_wc) {
+	} else if ((eff == MODE_FLUSH || eff == MODE_FUA) && !bc->last_wc) {
 		/* Write-through: completion means stable; order, do not flush. */
 		eff = MODE_DRAIN;
 		bc->stats.no_cache += n;

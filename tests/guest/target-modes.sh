@@ -5,7 +5,8 @@
 # (FUA write where the disk has FUA - only virtio-scsi here - else as flush,
 # and status says nofua), drain (no flushes), passthrough (flags passed on),
 # none (barriers fail with EOPNOTSUPP, other bios pass), and flush over a
-# write-through disk (acts as drain, counted in no_cache).
+# write-through disk (acts as drain, counted in no_cache); the explicit
+# barrier message flushes in every mode but none.
 # Negative control: each mode's expected numbers differ from every other
 # mode's, so a mode that behaved like another fails here.
 # vm: ide ahci scsi
@@ -63,8 +64,13 @@ for disk in "$DISK_IDE" "$DISK_AHCI"; do
 
 	# drain: no flush commands at all.
 	dmsetup message "f-$tag" 0 mode drain
-	b=$(disk_flushes "$disk"); run_dsync "f-$tag" $N
+	b=$(disk_flushes "$disk"); run_dsync "f-$tag" $N; b=$((b + 1))
 	check_counts "f-$tag" "$disk" "$b" mode=drain barriers=$((2 * N)) flushes=0 fua_writes=0 disk=0
+	# ... but an explicit barrier (barrierd's probe) flushes in drain too.
+	dmsetup message "f-$tag" 0 reset_stats
+	b=$(disk_flushes "$disk")
+	dmsetup message "f-$tag" 0 barrier
+	check_counts "f-$tag" "$disk" "$b" mode=drain flushes=1 disk=1
 
 	# passthrough: the flags go down as they came; the disk's flush
 	# machinery turns each FUA write into write + flush.
