@@ -294,8 +294,10 @@ static int method_create_device(sd_bus_message *msg, void *userdata, sd_bus_erro
 					 "no backing device given");
 	r = dmb_disk_from_path(m->ctx, backing, &dev);
 	if (r < 0)
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "backing device: %s",
-					 dmb_ctx_get_error(m->ctx));
+		/* Missing: NoSuchDevice (barrierctl's exit 3); not a disk: bad argument. */
+		return sd_bus_error_setf(error,
+					 r == -ENOENT ? ERROR_NO_SUCH_DEVICE : SD_BUS_ERROR_INVALID_ARGS,
+					 "backing device: %s", dmb_ctx_get_error(m->ctx));
 	if (m->n_devices >= DEVICES_MAX)
 		return sd_bus_error_setf(error, ERROR_FAILED, "barrierd manages %d mappings already",
 					 DEVICES_MAX);

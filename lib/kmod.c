@@ -6,6 +6,7 @@
  * a program.
  */
 #include <libkmod.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "libdmbarrier-private.h"
@@ -15,7 +16,18 @@
 static void kmod_log_forward(void *data, int priority, const char *file, int line,
 			     const char *fn, const char *format, va_list args)
 {
-	dmb_logv(data, priority, file, line, fn, format, args);
+	char msg[512];
+	size_t n;
+
+	/* libkmod ends its messages with a newline; ours have none. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	vsnprintf(msg, sizeof(msg), format, args);
+#pragma GCC diagnostic pop
+	n = strlen(msg);
+	while (n > 0 && msg[n - 1] == '\n')
+		msg[--n] = '\0';
+	dmb_log(data, priority, file, line, fn, "%s", msg);
 }
 
 static inline void kmod_unrefp(struct kmod_ctx **k)

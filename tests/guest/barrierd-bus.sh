@@ -130,6 +130,7 @@ expect_error '"Pin" needs "Mode"' create x "$DISK_IDE" 1 Pin b true
 expect_error "is over 600000" create x "$DISK_IDE" 1 HoldOnFlushErrorMSec u 600001
 expect_error 'given twice' create x "$DISK_IDE" 2 Mode s flush Mode s drain
 expect_error "backing device" create x /dev/nonexistent 0
+expect_error "not a block device" create x /etc/hostname 0
 expect_error "already exists" create adopt "$DISK_IDE" 0
 expect_eq "after bad calls: mappings" "$(dmsetup ls --target barrier | awk '{print $1}' | tr '\n' ' ')" "adopt "
 expect_eq "after bad calls: mode" "$(bstatus adopt mode)" flush

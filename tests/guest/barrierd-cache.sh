@@ -70,7 +70,7 @@ wait_until 5 'test "$(bd_prop wc State)" = healthy' || fail "not healthy after S
 # A mapping over a dm device: its cache cannot be switched, and nothing changes.
 dmsetup create lin --table "0 $(sectors "$DISK_AHCI") linear $DISK_AHCI 0"
 busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' overlin /dev/mapper/lin 0 >/dev/null ||
-	fail "CreateDevice over a dm device failed"
+	fail "CreateDevice over a dm device failed: $(ls -l /dev/mapper/; dmsetup info -c -o name,major,minor)"
 out=$(dsend "$(bd_path overlin)" $BD_DEV.SetWriteCache boolean:false 2>&1) &&
 	fail "SetWriteCache on a dm device succeeded: $out"
 case "$out" in *org.dmbarrier1.Error.NotSupported*) ;; *) fail "SetWriteCache on a dm device: $out" ;; esac
