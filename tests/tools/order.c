@@ -414,7 +414,10 @@ static int scan_dm(struct scan *s, struct ord_report *rep, const struct tev *ev)
 		key = bio_key(0, 0, ev->flags);
 	f = hmap_slot(&s->open, key);
 	if (*f == NONE || s->fifo_head[*f] == NONE) {
-		problem(rep, ev->line, "completion on the dm device without its Q");
+		if (rep->nbios)
+			problem(rep, ev->line, "completion on the dm device without its Q");
+		else
+			rep->before_trace++;
 		return 0;
 	}
 	b = s->fifo_head[*f];
@@ -490,7 +493,10 @@ static int scan_flush(struct scan *s, struct ord_report *rep, const struct tev *
 	case 'R':
 	case 'C':
 		if (!s->fl_open_n) {
-			problem(rep, ev->line, "flush completion or requeue on the disk without a dispatch");
+			if (rep->nbios)
+				problem(rep, ev->line, "flush completion or requeue on the disk without a dispatch");
+			else
+				rep->before_trace++;
 			return 0;
 		}
 		f = s->fl_open[s->fl_open_head++];
@@ -998,6 +1004,9 @@ void ord_print_summary(FILE *out, const struct ord_report *rep)
 		TDEV_MINOR(rep->disk_dev), rep->nbios, rep->skipped, rep->failed, rep->barriers,
 		rep->data_barriers, rep->empty_barriers, rep->disk_flushes, rep->disk_flush_errors,
 		rep->barriers_after_flush_error, rep->unordered_pairs);
+	if (rep->before_trace)
+		fprintf(out, "ignored %" PRIu64 " completions of I/O started before the trace\n",
+			rep->before_trace);
 	fprintf(out, "checked pairs: drain %" PRIu64 " overtake %" PRIu64 " durable %" PRIu64
 		" preflush %" PRIu64 "\n", rep->checked[ORD_DRAIN], rep->checked[ORD_OVERTAKE],
 		rep->checked[ORD_DURABLE], rep->checked[ORD_PREFLUSH]);

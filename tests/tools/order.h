@@ -78,6 +78,7 @@ struct ord_report {
 	uint64_t violations[ORD_NRULES];	/* barriers that break each rule */
 	uint64_t pairs[ORD_NRULES];		/* (barrier, bio) pairs */
 	uint64_t checked[ORD_NRULES];		/* (barrier, bio) pairs checked */
+	uint64_t before_trace;	/* completions, before the first Q, of I/O started earlier */
 	uint64_t unordered_pairs;	/* submitted too close to tell the order */
 	uint64_t problems;	/* the trace does not add up; see problem */
 	char problem[256];	/* the first such problem */

@@ -1,0 +1,114 @@
+# shellcheck shell=bash
+# Guest helpers for the ordering tests (tests/guest/order-*.sh,
+# long-order*.sh): trace a mapping and its disk while dmb-orderload runs,
+# then check the trace with dmb-ordercheck.  Source after tests/vm/lib.sh.
+
+T=$B/tools
+ORD_BIOS=${ORD_BIOS:-10000}
+
+# ord_stop_blktrace PID OUT: blktrace ends on SIGINT, writing its totals.
+ord_stop_blktrace() {
+	local bt=$1 out=$2
+	kill -INT "$bt"
+	# kill -0 succeeds on a zombie: look at the state instead.
+	if ! wait_until 60 "case \$(ps -o stat= -p $bt) in ''|Z*) true ;; *) false ;; esac"; then
+		ps -o pid,stat,wchan:30,cmd -p "$bt" || true
+		kill -KILL "$bt"
+		fail "blktrace did not stop on SIGINT: $(cat "$out")"
+	fi
+	wait "$bt" || fail "blktrace failed: $(cat "$out")"
+}
+
+# ord_tracing DEV...: blktrace has set up tracing of every DEV (its output
+# files stay empty until it exits, so they cannot tell).
+ord_tracing() {
+	local d
+	for d in "$@"; do
+		[ "$(cat "/sys/block/$d/trace/enable" 2>/dev/null)" = 1 ] || return 1
+	done
+}
+
+# ord_trace NAME DISK OUT [dmb-orderload args...]: one blktrace run over
+# the mapping NAME and DISK while dmb-orderload writes to NAME; blkparse's
+# default output goes to OUT.  Fails the test if blktrace lost events.
+ord_trace() {
+	local name=$1 disk=$2 out=$3 dm dk dir bt
+	shift 3
+	dm=$(dm_kname "$name")
+	dk=$(disk_name "$disk")
+	dir=$WORK/bt-$name
+	rm -rf "$dir"
+	mkdir -p "$dir"
+	# Per-CPU buffers of 32 MiB: TCG is slow to drain them.
+	blktrace -d "/dev/$dm" -d "/dev/$dk" -D "$dir" -b 1024 -n 32 >"$dir/blktrace.out" 2>&1 &
+	bt=$!
+	# Set up (BLKTRACESETUP) comes just before BLKTRACESTART; the second
+	# after it covers the start.  I/O completing before the first traced
+	# Q is ignored by the checker, none of the load is lost.
+	wait_until 60 "ord_tracing $dm $dk" ||
+		{ ord_stop_blktrace "$bt" "$dir/blktrace.out"; fail "blktrace did not start tracing"; }
+	sleep 1
+	"$T/dmb-orderload" --map "$out.map" "$@" "/dev/mapper/$name" ||
+		{ ord_stop_blktrace "$bt" "$dir/blktrace.out"; fail "dmb-orderload failed on $name"; }
+	ord_stop_blktrace "$bt" "$dir/blktrace.out"
+	grep 'Total:' "$dir/blktrace.out" | sed 's/^/  blktrace /'
+	if grep -E 'dropped [1-9]' "$dir/blktrace.out"; then
+		fail "blktrace dropped events; the trace of $name cannot be checked"
+	fi
+	blkparse -D "$dir" -i "$dm" -i "$dk" -o "$out" >"$dir/blkparse.out" 2>&1 ||
+		fail "blkparse failed: $(tail -n 3 "$dir/blkparse.out")"
+	rm -f "$dir"/*.blktrace.*
+}
+
+# ord_check OUT [dmb-ordercheck args...]: the trace must hold no violation.
+ord_check() {
+	local out=$1 rc=0
+	shift
+	"$T/dmb-ordercheck" --min-bios "$ORD_BIOS" --map "$out.map" "$@" "$out" \
+		>"$out.check" 2>&1 || rc=$?
+	cat "$out.check"
+	case $rc in
+	0) ;;
+	1) fail "$out: barrier contract violated" ;;
+	*) fail "$out: trace unusable (dmb-ordercheck exit $rc)" ;;
+	esac
+}
+
+# ord_expect_violations OUT MIN [dmb-ordercheck args...]: negative control,
+# the same checker must find at least MIN violations.
+ord_expect_violations() {
+	local out=$1 min=$2 rc=0
+	shift 2
+	"$T/dmb-ordercheck" --min-bios "$ORD_BIOS" --max-report 5 --min-violations "$min" "$@" "$out" \
+		>"$out.check" 2>&1 || rc=$?
+	cat "$out.check"
+	[ "$rc" = 0 ] || fail "$out: negative control: the checker did not find $min violations (exit $rc)"
+}
+
+# ord_mode_run NAME DISK MODE [check args...]: a barrier mapping in MODE
+# over DISK under ORD_BIOS bios; the trace must be clean.
+ord_mode_run() {
+	local name=$1 disk=$2 mode=$3 out
+	shift 3
+	out=$WORK/$name.trace
+	make_barrier "$name" "$disk" "mode:$mode"
+	log "$name: barrier mode $mode over $disk, $ORD_BIOS bios"
+	ord_trace "$name" "$disk" "$out" -n "$ORD_BIOS" -q 32
+	log "$name: status $(dmsetup status "$name")"
+	"$T/dmb-orderload" --verify-map "$out.map" "/dev/mapper/$name" ||
+		fail "$name: blocks read back do not hold what was written"
+	ord_check "$out" "$@"
+	dmsetup remove "$name"
+}
+
+# ord_negative NAME DISK TABLE-TARGET-ARGS MIN: a mapping without ordering
+# (linear, or barrier passthrough); the checker must report >= MIN.
+ord_negative() {
+	local name=$1 disk=$2 target=$3 min=$4 out
+	out=$WORK/$name.trace
+	dmsetup create "$name" --table "0 $(sectors "$disk") $target"
+	log "$name: negative control ($target), $ORD_BIOS bios"
+	ord_trace "$name" "$disk" "$out" -n "$ORD_BIOS" -q 32
+	ord_expect_violations "$out" "$min" --durability
+	dmsetup remove "$name"
+}
