@@ -89,6 +89,54 @@ $(BUILD)/obj/%.o: %.c
 asan:
 	$(MAKE) BUILD=build/asan SANITIZE=1 userspace $(UNIT_TESTS:$(BUILD)/%=build/asan/%)
 
+# ---------------------------------------------------------------- install
+# make install [DESTDIR=...] [PREFIX=...]: the module into the kernel's
+# updates/ (depmod when that is a real module tree: not for a bare DESTDIR
+# staging tree, whose depmod the installing system runs), plus what
+# lib/build.mk and daemon/build.mk install (library, header, .pc,
+# barrierctl, barrierd, unit, D-Bus and udev files, their man pages), plus
+# the target's and the D-Bus API's man pages.  `make uninstall` with the same
+# variables removes exactly those files.  The Debian packages install the
+# same files but the module, which dm-barrier-dkms builds (dkms.conf).
+MODDIR ?= /lib/modules/$(KVER)/updates
+DEPMOD ?= depmod
+DMB_MODULE_TREE = $(DESTDIR)/lib/modules/$(KVER)
+define dmb_depmod
+	@if [ -e $(DMB_MODULE_TREE)/modules.order ]; then \
+		echo "$(DEPMOD) $(if $(DESTDIR),-b $(DESTDIR) )$(KVER)"; \
+		$(DEPMOD) $(if $(DESTDIR),-b $(DESTDIR)) $(KVER); \
+	else \
+		echo "no kernel module tree in $(DMB_MODULE_TREE): depmod left to the system it is for"; \
+	fi
+endef
+
+.PHONY: install-module uninstall-module install-man uninstall-man check-install
+install: install-module install-man
+uninstall: uninstall-module uninstall-man
+
+install-module:
+	@test -f dm-target/dm-barrier.ko || { echo "install: no dm-target/dm-barrier.ko: run make first" >&2; exit 1; }
+	install -D -m 0644 dm-target/dm-barrier.ko $(DESTDIR)$(MODDIR)/dm-barrier.ko
+	$(dmb_depmod)
+
+uninstall-module:
+	rm -f $(DESTDIR)$(MODDIR)/dm-barrier.ko
+	$(dmb_depmod)
+
+install-man:
+	install -D -m 0644 docs/man/dm-barrier.7 $(DESTDIR)$(MANDIR)/man7/dm-barrier.7
+	install -D -m 0644 docs/man/org.dmbarrier1.5 $(DESTDIR)$(MANDIR)/man5/org.dmbarrier1.5
+
+uninstall-man:
+	rm -f $(DESTDIR)$(MANDIR)/man7/dm-barrier.7 $(DESTDIR)$(MANDIR)/man5/org.dmbarrier1.5
+
+# Host side of installing: DESTDIR install and uninstall, man page lint,
+# dkms add/build/install against $(KVER)'s headers, the Debian packages and
+# lintian.  Its outputs (build/dkms, build/deb) are what the guest test
+# install-packages loads and installs.
+check-install: all
+	tests/install/run
+
 # ------------------------------------------------------------------ tests
 check: deps
 	$(MAKE) all

@@ -61,3 +61,6 @@ uninstall-daemon:
 		$(DESTDIR)$(DBUSDIR)/interfaces/org.dmbarrier1.xml \
 		$(DESTDIR)$(UDEVDIR)/rules.d/$(DMB_RULES_NAME) \
 		$(DESTDIR)$(MANDIR)/man8/barrierd.8 $(DESTDIR)$(MANDIR)/man5/barrierd.conf.5
+	# The configuration only if it is still the example install put there.
+	if cmp -s daemon/barrierd.conf.example $(DESTDIR)$(SYSCONFDIR)/barrierd.conf; then \
+		rm -f $(DESTDIR)$(SYSCONFDIR)/barrierd.conf; fi

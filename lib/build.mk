@@ -57,7 +57,8 @@ uninstall: uninstall-lib
 install-lib: $(LIBDMB_SO) $(BARRIERCTL_OBJS)
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR) $(DESTDIR)$(SBINDIR) \
 		$(DESTDIR)$(MANDIR)/man8
-	install -m 0755 $(LIBDMB_DIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME)
+	install -m 0644 $(LIBDMB_DIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so.$(LIBDMB_VERSION)
+	ln -sf libdmbarrier.so.$(LIBDMB_VERSION) $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME)
 	ln -sf $(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so
 	install -m 0644 lib/libdmbarrier.h $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h
 	$(call libdmb_pc,$(PREFIX),$(LIBDIR),$(INCLUDEDIR)) >$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc
@@ -65,8 +66,10 @@ install-lib: $(LIBDMB_SO) $(BARRIERCTL_OBJS)
 	$(CC) $(ALL_LDFLAGS) -o $(DESTDIR)$(SBINDIR)/barrierctl $(BARRIERCTL_OBJS) \
 		-L$(LIBDMB_DIR) -ldmbarrier $(BARRIERCTL_LIBS)
 	install -m 0644 docs/man/barrierctl.8 $(DESTDIR)$(MANDIR)/man8/barrierctl.8
+	$(if $(DESTDIR),,ldconfig)
 
 uninstall-lib:
-	rm -f $(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so \
+	rm -f $(DESTDIR)$(LIBDIR)/libdmbarrier.so.$(LIBDMB_VERSION) \
+		$(DESTDIR)$(LIBDIR)/$(LIBDMB_SONAME) $(DESTDIR)$(LIBDIR)/libdmbarrier.so \
 		$(DESTDIR)$(LIBDIR)/pkgconfig/libdmbarrier.pc $(DESTDIR)$(INCLUDEDIR)/libdmbarrier.h \
 		$(DESTDIR)$(SBINDIR)/barrierctl $(DESTDIR)$(MANDIR)/man8/barrierctl.8
