@@ -1,0 +1,61 @@
+#!/bin/bash
+# dkms add, build and install of dm-barrier for $KVER against the installed
+# Debian headers, from the same source files the dm-barrier-dkms package
+# ships (debian/dm-barrier-dkms.install).  Nothing on the host changes:
+# DKMS's source, build and install trees, its signing key and depmod are
+# all under build/dkms, and the kernel is named with -k (never uname -r).
+# The module DKMS built is left in build/dkms/out/$KVER/ for the guest test
+# install-packages.
+. "$(dirname "$0")/lib.sh"
+
+D=$top/build/dkms
+rm -rf "$D"
+ver=$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)
+name=$(sed -n 's/^PACKAGE_NAME="\(.*\)"/\1/p' dkms.conf)
+[ "$name/$ver" = dm-barrier/1.0.0 ] || fail "dkms.conf names $name/$ver"
+src=$D/src/$name-$ver
+mkdir -p "$src" "$D/tree" "$D/root/lib/modules/$KVER" "$D/out/$KVER"
+cp dkms.conf "$src/"
+# What the package puts in /usr/src/dm-barrier-<version>/.
+sed -n "s|^\(dm-target/[^ ]*\) usr/src/$name-$ver/\(.*\)|\1 \2|p" debian/dm-barrier-dkms.install |
+	while read -r f dir; do
+		mkdir -p "$src/$dir"
+		cp "$f" "$src/$dir"
+	done
+[ -f "$src/dm-target/dm-barrier.c" ] || fail "no module source in $src"
+
+# Sign as a real machine would, with a key of our own.
+sign_file=$(ls /usr/lib/linux-kbuild-*/scripts/sign-file 2>/dev/null | head -n 1 || true)
+export sign_file mok_signing_key=$D/mok.key mok_certificate=$D/mok.pub
+trees=(--sourcetree "$D/src" --dkmstree "$D/tree" --installtree "$D/root/lib/modules")
+
+log "dkms add / build / install $name/$ver -k $KVER"
+dkms add -m "$name" -v "$ver" "${trees[@]}" >"$D/add.log" 2>&1 || { cat "$D/add.log"; fail "dkms add"; }
+dkms build -m "$name" -v "$ver" -k "$KVER" "${trees[@]}" >"$D/build.log" 2>&1 ||
+	{ cat "$D/build.log"; cat "$D/tree/$name/$ver/build/make.log" 2>/dev/null; fail "dkms build"; }
+dkms install -m "$name" -v "$ver" -k "$KVER" --no-depmod "${trees[@]}" >"$D/install.log" 2>&1 ||
+	{ cat "$D/install.log"; fail "dkms install"; }
+st=$(dkms status -m "$name" -v "$ver" -k "$KVER" "${trees[@]}")
+case "$st" in *": installed"*) ;; *) fail "dkms status: $st" ;; esac
+ko=$D/root/lib/modules/$KVER/updates/dkms/dm-barrier.ko
+[ -f "$ko" ] || fail "dkms install put no $ko"
+[ "$(modinfo -F vermagic "$ko" | cut -d' ' -f1)" = "$KVER" ] || fail "$ko: vermagic $(modinfo -F vermagic "$ko")"
+modinfo -F description "$ko" | grep -q 'orders barrier bios' || fail "$ko is not dm-barrier"
+if grep -q 'warning:' "$D/tree/$name/$ver/$KVER/x86_64/log/make.log"; then
+	grep 'warning:' "$D/tree/$name/$ver/$KVER/x86_64/log/make.log"
+	fail "the DKMS build warns"
+fi
+signer=$(modinfo -F signer "$ko" || true)
+log "ok: $st; $ko (signer: ${signer:-none})"
+depmod -b "$D/root" "$KVER" 2>/dev/null
+grep -q '^updates/dkms/dm-barrier.ko:' "$D/root/lib/modules/$KVER/modules.dep" ||
+	fail "depmod does not find the DKMS-installed module"
+cp "$ko" "$D/out/$KVER/dm-barrier.ko"
+
+dkms uninstall -m "$name" -v "$ver" -k "$KVER" --no-depmod "${trees[@]}" >"$D/uninstall.log" 2>&1 ||
+	{ cat "$D/uninstall.log"; fail "dkms uninstall"; }
+[ ! -e "$ko" ] || fail "dkms uninstall left $ko"
+dkms remove -m "$name" -v "$ver" --all "${trees[@]}" >"$D/remove.log" 2>&1 ||
+	{ cat "$D/remove.log"; fail "dkms remove"; }
+[ -z "$(dkms status "${trees[@]}")" ] || fail "dkms status after remove: $(dkms status "${trees[@]}")"
+log "ok: dkms uninstall and remove leave nothing; the built module is in build/dkms/out/$KVER/"
