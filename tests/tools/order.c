@@ -328,6 +328,38 @@ static int find_devices(const struct tev *ev, size_t n, const struct ord_opts *o
 	return 0;
 }
 
+/* A FIFO of flush indexes: a flush may be requeued and dispatched again. */
+struct fifo {
+	size_t *v;
+	size_t head, n, cap;
+};
+
+static int fifo_push(struct fifo *q, size_t x)
+{
+	if (q->head + q->n == q->cap) {
+		if (q->head) {
+			memmove(q->v, q->v + q->head, q->n * sizeof(*q->v));
+			q->head = 0;
+		} else {
+			size_t cap = q->cap ? 2 * q->cap : 256;
+			size_t *nv = realloc(q->v, cap * sizeof(*nv));
+
+			if (!nv)
+				return -ENOMEM;
+			q->v = nv;
+			q->cap = cap;
+		}
+	}
+	q->v[q->head + q->n++] = x;
+	return 0;
+}
+
+static size_t fifo_pop(struct fifo *q)
+{
+	q->n--;
+	return q->v[q->head++];
+}
+
 struct scan {
 	struct hmap open;	/* bio key -> FIFO (index into fifos) */
 	struct hmap by_sector;	/* dm sector -> latest bio with it */
@@ -339,10 +371,8 @@ struct scan {
 	struct rq_list d, c, zero_c;
 	struct disk_flush *fl;
 	size_t nfl, capfl;
-	size_t *fl_open;	/* dispatched, not completed, in order */
-	size_t fl_open_head, fl_open_n;
-	size_t *fl_requeued;
-	size_t fl_rq_head, fl_rq_n;
+	struct fifo fl_open;	/* dispatched, not completed, in order */
+	struct fifo fl_requeued;	/* requeued, not yet dispatched again */
 };
 
 static void scan_free(struct scan *s)
@@ -358,8 +388,8 @@ static void scan_free(struct scan *s)
 	free(s->c.v);
 	free(s->zero_c.v);
 	free(s->fl);
-	free(s->fl_open);
-	free(s->fl_requeued);
+	free(s->fl_open.v);
+	free(s->fl_requeued.v);
 }
 
 static void close_pending(struct scan *s, struct ord_report *rep, uint32_t pid, uint64_t t)
@@ -464,47 +494,35 @@ static int scan_flush(struct scan *s, struct ord_report *rep, const struct tev *
 
 	switch (ev->act) {
 	case 'D':
-		if (s->fl_rq_n) { /* a requeued flush going out again */
-			f = s->fl_requeued[s->fl_rq_head++];
-			s->fl_rq_n--;
+		if (s->fl_requeued.n) { /* a requeued flush going out again */
+			f = fifo_pop(&s->fl_requeued);
 			s->fl[f].d = ev->t;
 		} else {
 			if (s->nfl == s->capfl) {
 				size_t cap = s->capfl ? 2 * s->capfl : 256;
 				struct disk_flush *nf = realloc(s->fl, cap * sizeof(*nf));
-				size_t *no = realloc(s->fl_open, cap * sizeof(*no));
-				size_t *nr = realloc(s->fl_requeued, cap * sizeof(*nr));
 
-				if (nf)
-					s->fl = nf;
-				if (no)
-					s->fl_open = no;
-				if (nr)
-					s->fl_requeued = nr;
-				if (!nf || !no || !nr)
+				if (!nf)
 					return -ENOMEM;
+				s->fl = nf;
 				s->capfl = cap;
 			}
 			f = s->nfl++;
 			s->fl[f] = (struct disk_flush){ .d_first = ev->t, .d = ev->t, .c = ORD_NEVER };
 		}
-		s->fl_open[s->fl_open_head + s->fl_open_n++] = f;
-		return 0;
+		return fifo_push(&s->fl_open, f);
 	case 'R':
 	case 'C':
-		if (!s->fl_open_n) {
+		if (!s->fl_open.n) {
 			if (rep->nbios)
 				problem(rep, ev->line, "flush completion or requeue on the disk without a dispatch");
 			else
 				rep->before_trace++;
 			return 0;
 		}
-		f = s->fl_open[s->fl_open_head++];
-		s->fl_open_n--;
-		if (ev->act == 'R') {
-			s->fl_requeued[s->fl_rq_head + s->fl_rq_n++] = f;
-			return 0;
-		}
+		f = fifo_pop(&s->fl_open);
+		if (ev->act == 'R')
+			return fifo_push(&s->fl_requeued, f);
 		s->fl[f].c = ev->t;
 		s->fl[f].err = ev->err;
 		return 0;
@@ -559,10 +577,15 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 	_cleanup_free_ uint64_t *first_d = NULL;
 	size_t i, nfl = s->nfl;
 
-	qsort(s->d.v, s->d.n, sizeof(*s->d.v), cmp_rq);
-	qsort(s->c.v, s->c.n, sizeof(*s->c.v), cmp_rq);
-	qsort(s->zero_c.v, s->zero_c.n, sizeof(*s->zero_c.v), cmp_rq);
-	qsort(s->fl, nfl, sizeof(*s->fl), cmp_flush_d);
+	/* qsort() wants a valid pointer even for no elements. */
+	if (s->d.n)
+		qsort(s->d.v, s->d.n, sizeof(*s->d.v), cmp_rq);
+	if (s->c.n)
+		qsort(s->c.v, s->c.n, sizeof(*s->c.v), cmp_rq);
+	if (s->zero_c.n)
+		qsort(s->zero_c.v, s->zero_c.n, sizeof(*s->zero_c.v), cmp_rq);
+	if (nfl)
+		qsort(s->fl, nfl, sizeof(*s->fl), cmp_flush_d);
 
 	/* sufmin[i]: earliest successful completion among flushes i.. */
 	sufmin = malloc((nfl + 1) * sizeof(*sufmin));

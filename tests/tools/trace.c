@@ -6,6 +6,7 @@
  *   "%3d,%-3d %2d %8d %5d.%09lu %5u %2s %3s " then by action:
  *   Q D I B G M F S:  "SECTOR + N [comm]"  or "[comm]" when N is 0
  *   C R:              "SECTOR + N [err]"   or "SECTOR [err]"
+ *   SCSI passthrough: "BYTES [comm]", C R "[err]" (ignored: not data I/O)
  *   A:                "SECTOR + N <- (MAJ,MIN) FROM"
  *   P U T X m:        not needed here; kept with what can be read.
  */
@@ -156,6 +157,13 @@ int trace_parse_line(const char *line, struct tev *ev)
 	}
 	if (*p == '[' && ev->act != 'C' && ev->act != 'R')
 		return 1; /* no sector: a zero-sized bio or request */
+	/*
+	 * SCSI passthrough requests (libata's error handler, BLK_TC_PC) show
+	 * no sector: "[err]" or "(cdb) [err]" for C and R, "BYTES [comm]"
+	 * for the others.  They carry no data of ours: not events here.
+	 */
+	if ((ev->act == 'C' || ev->act == 'R') && (*p == '[' || *p == '('))
+		return 0;
 	p = read_u64(p, &v);
 	if (!p)
 		return -EINVAL;
@@ -170,6 +178,8 @@ int trace_parse_line(const char *line, struct tev *ev)
 		p = skip_ws(p);
 	} else if (*p == '/') {
 		return ev->act == 'X' ? 1 : -EINVAL;
+	} else if (ev->act != 'C' && ev->act != 'R' && ev->act != 'A' && (*p == '[' || *p == '(')) {
+		return 0; /* passthrough: BYTES, not SECTOR + N */
 	}
 	if (ev->act == 'A') {
 		unsigned int fmaj, fmin;

@@ -29,3 +29,15 @@ UNIT_TESTS += $(UNIT_DAEMON_TESTS)
 $(UNIT_DAEMON_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(BARRIERD_PURE_OBJS) $(LIBDMB_SO)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $< $(BARRIERD_PURE_OBJS) $(LIBDMB_LDLIBS) $(UNIT_CMOCKA_LIBS)
+
+# ------------------------------------------- tools (ordering verifier)
+# test-tools-order*.c: the blktrace parser and the checker, on recorded
+# traces in tests/unit/data.
+UNIT_ORDER_TESTS := $(patsubst tests/unit/%.c,$(UNIT_DIR)/%,$(wildcard tests/unit/test-tools-order*.c))
+CPPFLAGS_tests_unit_ += -DDATA_DIR=\"$(CURDIR)/tests/unit/data\"
+UNIT_TESTS += $(UNIT_ORDER_TESTS)
+
+$(UNIT_ORDER_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o \
+		$(BUILD)/obj/tests/tools/trace.o $(BUILD)/obj/tests/tools/order.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(UNIT_CMOCKA_LIBS)

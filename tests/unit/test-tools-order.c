@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test-tools-order.c: the ordering verifier's parser and checker
+ * (tests/tools/trace.c, order.c) on blkparse lines and on two real traces
+ * recorded in the test guest (tests/unit/data/README): the barrier flush
+ * trace must be clean, the dm-linear one must break every rule, and the
+ * clean trace with one fault put in by hand must show that fault: a write
+ * completing after a barrier started (drain), a write started before a
+ * barrier completed (overtake), the disk's flushes removed (durable).
+ * And flushes that libata requeues are followed to their completion.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "../tools/order.h"
+#include "../tools/trace.h"
+
+#ifndef DATA_DIR
+#define DATA_DIR "tests/unit/data"
+#endif
+
+/* ------------------------------------------------------------ parser */
+
+static void test_rwbs(void **state)
+{
+	static const struct {
+		const char *s;
+		uint16_t f;
+	} good[] = {
+		{ "W", TF_WRITE },
+		{ "WS", TF_WRITE | TF_SYNC },
+		{ "FWS", TF_PREFLUSH | TF_WRITE | TF_SYNC },
+		{ "WFS", TF_WRITE | TF_FUA | TF_SYNC },
+		{ "FWFS", TF_PREFLUSH | TF_WRITE | TF_FUA | TF_SYNC },
+		{ "FN", TF_PREFLUSH | TF_NONE },
+		{ "N", TF_NONE },
+		{ "R", TF_READ },
+		{ "RA", TF_READ | TF_AHEAD },
+		{ "WSM", TF_WRITE | TF_SYNC | TF_META },
+		{ "D", TF_DISCARD | TF_WRITE },
+	};
+	static const char *const bad[] = { "", "F", "X", "WX", "WSS", "FF", "SW" };
+	uint16_t f;
+	char buf[8];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		f = 0;
+		if (trace_parse_rwbs(good[i].s, &f) < 0 || f != good[i].f)
+			fail_msg("rwbs '%s': flags %#x, want %#x", good[i].s, f, good[i].f);
+		trace_fmt_rwbs(f, buf);
+		assert_string_equal(buf, good[i].s);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (trace_parse_rwbs(bad[i], &f) != -EINVAL)
+			fail_msg("rwbs '%s' accepted", bad[i]);
+}
+
+static void test_lines(void **state)
+{
+	struct tev ev;
+
+	(void)state;
+	assert_int_equal(trace_parse_line(
+		"254,0    0        1     0.000000000   235  Q  WS 1076920 + 8 [iou-wrk-234]\n", &ev), 1);
+	assert_int_equal(ev.act, 'Q');
+	assert_int_equal(ev.dev, TDEV(254, 0));
+	assert_int_equal(ev.sector, 1076920);
+	assert_int_equal(ev.nsect, 8);
+	assert_int_equal(ev.pid, 235);
+	assert_int_equal(ev.flags, TF_WRITE | TF_SYNC);
+
+	assert_int_equal(trace_parse_line(
+		"  8,0    0        1     0.000898700   235  A  WS 1076920 + 8 <- (254,0) 1076912\n", &ev), 1);
+	assert_int_equal(ev.act, 'A');
+	assert_int_equal(ev.from_dev, TDEV(254, 0));
+	assert_int_equal(ev.from_sector, 1076912);
+	assert_int_equal(ev.t, 898700);
+
+	/* Completions carry the error as blkparse prints the u16. */
+	assert_int_equal(trace_parse_line(
+		"  8,0    1       12     1.5   0  C  FN 0 [65531]\n", &ev), 1);
+	assert_int_equal(ev.err, -EIO);
+	assert_int_equal(ev.t, 1000000005ULL);
+	assert_int_equal(ev.flags, TF_PREFLUSH | TF_NONE);
+	assert_int_equal(trace_parse_line(
+		"  8,0    1       13     1.000000010     0  C WFS 64 + 8 [0]\n", &ev), 1);
+	assert_int_equal(ev.err, 0);
+	assert_true(ev.flags & TF_FUA);
+
+	/* A zero-sized flush bio on the dm device. */
+	assert_int_equal(trace_parse_line(
+		"254,0    0       40     0.1   235  Q FWS [iou-wrk-234]\n", &ev), 1);
+	assert_false(ev.has_sector);
+
+	/* libata's error handler: SCSI passthrough, no data of ours. */
+	assert_int_equal(trace_parse_line("  8,0    0     1777     0.402278340    17  R   R [0]\n", &ev), 0);
+	assert_int_equal(trace_parse_line("  8,0    0     1779     0.404448440   156  D   R 4 [scsi_eh_2]\n", &ev), 0);
+	assert_int_equal(trace_parse_line("  8,0    0     1780     0.404448440   156  C   R (12 00) [0]\n", &ev), 0);
+
+	/* blkparse's summary is not an event. */
+	assert_int_equal(trace_parse_line("CPU0 (sda):\n", &ev), 0);
+	assert_int_equal(trace_parse_line(" Reads Queued:           0,        0KiB\n", &ev), 0);
+	assert_int_equal(trace_parse_line("\n", &ev), 0);
+
+	/* Malformed events. */
+	assert_int_equal(trace_parse_line("  8,0    0 1 0.1 1  Q  WS 12 + x [a]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_line("  8,0    0 1 0.1 1  Q  WQ 12 + 8 [a]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_line("  8,0    0 1 0.1 1  A  WS 12 + 8 <- 254 0\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_line("  8,0    0 1 0.1 1  C  WS 12 + 8 [70000]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_line("  8,0    0 1 0.1000000000 1  Q  WS 12 + 8 [a]\n", &ev), -EINVAL);
+}
+
+/* ------------------------------------------------------------ traces */
+
+static void load(const char *name, struct trace *t)
+{
+	char cmd[512];
+	uint32_t bad = 0;
+	FILE *f;
+	int r;
+
+	snprintf(cmd, sizeof(cmd), "gzip -dc '%s/%s'", DATA_DIR, name);
+	f = popen(cmd, "r");
+	assert_non_null(f);
+	*t = (struct trace){ 0 };
+	r = trace_read(f, t, &bad);
+	assert_int_equal(pclose(f), 0);
+	if (r < 0)
+		fail_msg("%s: line %u unreadable (%d)", name, bad, r);
+	assert_true(t->n > 1000);
+	assert_int_equal(t->skips, 0);
+}
+
+static void check(const struct trace *t, struct ord_report *rep)
+{
+	const struct ord_opts o = { .durability = true };
+
+	assert_int_equal(ord_check(t->ev, t->n, &o, rep), 0);
+	if (rep->problems)
+		fail_msg("the trace does not add up: %s", rep->problem);
+	assert_int_equal(rep->nbios, 300);
+}
+
+static void test_flush_clean(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+
+	(void)state;
+	load("order-flush.trace.gz", &t);
+	check(&t, &rep);
+	assert_true(rep.barriers >= 20);
+	assert_true(rep.disk_flushes >= rep.data_barriers);
+	for (int i = 0; i < ORD_NRULES; i++) {
+		if (rep.violations[i])
+			fail_msg("flush trace: %" PRIu64 " %s violations", rep.violations[i],
+				 ord_rule_names[i]);
+		assert_true(rep.checked[i] > 1000);
+	}
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+static void test_linear_violates(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+
+	(void)state;
+	load("order-linear.trace.gz", &t);
+	check(&t, &rep);
+	for (int i = 0; i < ORD_NRULES; i++)
+		if (rep.violations[i] == 0)
+			fail_msg("dm-linear trace: no %s violation", ord_rule_names[i]);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/* The index of the disk event @act for @sector, or -1. */
+static long find_disk(const struct trace *t, uint32_t disk, char act, uint64_t sector)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].dev == disk && t->ev[i].act == act && t->ev[i].has_sector &&
+		    t->ev[i].sector == sector && t->ev[i].nsect)
+			return (long)i;
+	return -1;
+}
+
+/* The dm device's C event for a bio Q'd at @q on @sector. */
+static long find_dm_c(const struct trace *t, uint32_t dm, uint64_t sector, uint64_t q)
+{
+	for (size_t i = 0; i < t->n; i++)
+		if (t->ev[i].dev == dm && t->ev[i].act == 'C' && t->ev[i].sector == sector &&
+		    t->ev[i].t >= q)
+			return (long)i;
+	return -1;
+}
+
+/* Check the mutated trace @t: @rule must be broken; frees both. */
+static void expect_broken(struct trace *t, struct ord_report *rep, enum ord_rule rule,
+			  const char *what, size_t b)
+{
+	ord_report_free(rep);
+	trace_sort(t);
+	check(t, rep);
+	if (rep->violations[rule] == 0)
+		fail_msg("%s barrier %zu was not reported (%s)", what, b, ord_rule_names[rule]);
+	ord_report_free(rep);
+	trace_free(t);
+}
+
+/*
+ * Drain fault: a plain write the target accepted well before a data
+ * barrier completes (on the disk and on the dm device) only after the
+ * barrier's first disk command.
+ */
+static void test_mutant_drain(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	long dc = -1, mc = -1;
+	size_t b, x;
+
+	(void)state;
+	load("order-flush.trace.gz", &t);
+	check(&t, &rep);
+	for (b = rep.nbios / 2; b < rep.nbios; b++)
+		if (rep.bios[b].barrier && rep.bios[b].nsect && rep.bios[b].d_first != ORD_NEVER)
+			break;
+	assert_true(b < rep.nbios);
+	for (x = b; x-- > 0;) {
+		const struct ord_bio *w = &rep.bios[x];
+
+		if (!w->barrier && w->nsect && w->e < rep.bios[b].q && w->a_t != ORD_NEVER) {
+			dc = find_disk(&t, rep.disk_dev, 'C', w->disk_sector);
+			mc = find_dm_c(&t, rep.dm_dev, w->sector, w->q);
+			if (dc >= 0 && mc >= 0)
+				break;
+		}
+	}
+	assert_true(dc >= 0 && mc >= 0);
+	t.ev[dc].t = rep.bios[b].d_first + 1;
+	t.ev[mc].t = rep.bios[b].d_first + 2;
+	expect_broken(&t, &rep, ORD_DRAIN, "a write completing after the start of", b);
+}
+
+/*
+ * Overtake fault: a write the target accepted while a barrier ran (and
+ * held back until the barrier completed) reaches the disk before the
+ * barrier completes: its life from its remap on (A, G, D, C on the disk,
+ * C on the dm device) moves back to just after the barrier's first disk
+ * command, keeping its own order.
+ */
+static void test_mutant_overtake(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	uint64_t shift = 0, t0;
+	size_t b, x = 0;
+	bool found = false;
+
+	(void)state;
+	load("order-flush.trace.gz", &t);
+	check(&t, &rep);
+	for (b = rep.nbios / 3; b < rep.nbios && !found; b++) {
+		const struct ord_bio *B = &rep.bios[b];
+
+		if (!B->barrier || !B->nsect || B->d_first == ORD_NEVER)
+			continue;
+		for (x = b + 1; x < rep.nbios && rep.bios[x].q < B->c; x++) {
+			const struct ord_bio *w = &rep.bios[x];
+
+			if (!w->barrier && w->nsect && w->q > B->a_end && w->a_t != ORD_NEVER &&
+			    w->q + 1000 < B->c && w->a_t > B->c) {
+				found = true;
+				break;
+			}
+		}
+	}
+	assert_true(found);
+	b--;
+	t0 = (rep.bios[x].q > rep.bios[b].d_first ? rep.bios[x].q : rep.bios[b].d_first) + 1;
+	shift = rep.bios[x].a_t - t0;
+	for (size_t i = 0; i < t.n; i++) {
+		struct tev *e = &t.ev[i];
+		bool mine = (e->dev == rep.dm_dev && e->has_sector && e->sector == rep.bios[x].sector) ||
+			    (e->dev == rep.disk_dev && e->has_sector &&
+			     e->sector == rep.bios[x].disk_sector);
+
+		if (mine && e->t >= rep.bios[x].a_t)
+			e->t -= shift;
+	}
+	expect_broken(&t, &rep, ORD_OVERTAKE, "a write issued during", b);
+}
+
+/* Durability fault: the same trace with every disk flush taken out. */
+static void test_mutant_no_flushes(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	size_t n = 0;
+
+	(void)state;
+	load("order-flush.trace.gz", &t);
+	for (size_t i = 0; i < t.n; i++) {
+		const struct tev *e = &t.ev[i];
+
+		if (e->dev != TDEV(254, 0) && (e->flags & TF_NONE) && (e->flags & TF_PREFLUSH))
+			continue;
+		t.ev[n++] = *e;
+	}
+	assert_true(n < t.n);
+	t.n = n;
+	check(&t, &rep);
+	assert_int_equal(rep.disk_flushes, 0);
+	if (rep.violations[ORD_DURABLE] == 0 || rep.violations[ORD_PREFLUSH] == 0)
+		fail_msg("a flush trace without flushes: durable %" PRIu64 " preflush %" PRIu64,
+			 rep.violations[ORD_DURABLE], rep.violations[ORD_PREFLUSH]);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * Flushes requeued and dispatched again (libata does so around an error):
+ * 600 D R D C cycles after the recorded load are 600 flushes, each open
+ * until its final completion (a requeue used to overrun the open queue).
+ */
+static void test_flush_requeues(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	uint64_t t0, flushes;
+	uint32_t disk;
+	static const char act[] = "DRDC";
+
+	(void)state;
+	load("order-flush.trace.gz", &t);
+	check(&t, &rep);
+	flushes = rep.disk_flushes;
+	disk = rep.disk_dev;
+	ord_report_free(&rep);
+	t0 = t.ev[t.n - 1].t + 1000;
+	for (int i = 0; i < 600; i++) {
+		for (int k = 0; k < 4; k++) {
+			struct tev e = { .t = t0 + (uint64_t)(4 * i + k) * 1000, .dev = disk,
+					 .flags = TF_PREFLUSH | TF_NONE, .act = act[k],
+					 .has_sector = act[k] != 'D', .line = 0 };
+
+			assert_int_equal(trace_add(&t, &e), 0);
+		}
+	}
+	check(&t, &rep);
+	assert_int_equal(rep.disk_flushes, flushes + 600);
+	assert_int_equal(rep.violations[ORD_DURABLE], 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_rwbs),
+		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_flush_clean),
+		cmocka_unit_test(test_linear_violates),
+		cmocka_unit_test(test_mutant_drain),
+		cmocka_unit_test(test_mutant_overtake),
+		cmocka_unit_test(test_mutant_no_flushes),
+		cmocka_unit_test(test_flush_requeues),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
