@@ -18,3 +18,13 @@ $(TOOLS_ORDERLOAD): $(BUILD)/obj/tests/tools/orderload.o
 $(TOOLS_ORDERCHECK): $(BUILD)/obj/tests/tools/ordercheck.o $(TOOLS_TRACE_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+# Crash-consistency checker: dm-log-writes replay (replay.c, shared with
+# tests/unit/test-tools-replay.c).
+TOOLS_REPLAY := $(TOOLS_DIR)/dmb-replay-log
+TOOLS_REPLAY_OBJS := $(BUILD)/obj/tests/tools/replay.o
+USERSPACE += $(TOOLS_REPLAY)
+
+$(TOOLS_REPLAY): $(BUILD)/obj/tests/tools/dmb-replay-log.o $(TOOLS_REPLAY_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^
