@@ -199,6 +199,36 @@ int replay_apply(const struct replay_log *log, const struct replay_entry *e, int
 	return r;
 }
 
+/* A write of the flush window being replayed or the one before it. */
+struct held_write {
+	struct replay_entry e;
+	char *old;		/* the device's content before it, for an undo */
+};
+
+struct held_window {
+	struct held_write *w;
+	size_t n, cap;
+	uint64_t bytes;
+};
+
+#define REPLAY_HELD_MAX (256ull << 20)	/* bytes of undo kept per window */
+
+static void held_clear(struct held_window *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->w[i].old);
+	h->n = 0;
+	h->bytes = 0;
+}
+
+static void held_free(struct held_window *h)
+{
+	held_clear(h);
+	free(h->w);
+	h->w = NULL;
+	h->cap = 0;
+}
+
 struct replay_state {
 	struct replay_log *log;
 	int devfd;
@@ -209,7 +239,59 @@ struct replay_state {
 	bool checking, dirty;
 	uint64_t distinct;	/* distinct points seen while checking */
 	char last_mark[REPLAY_MARK_MAX];
+	struct held_window prev, cur;	/* REPLAY_LOSE_PREVIOUS */
 };
+
+/* Applies e, keeping what it overwrites in the current window first. */
+static int replay_apply_held(struct replay_state *s, const struct replay_entry *e)
+{
+	struct held_window *h = &s->cur;
+	uint64_t len = e->nr_sectors * s->log->sectorsize;
+	struct held_write hw = { .e = *e };
+	int r;
+
+	if (len > REPLAY_HELD_MAX - h->bytes)
+		return -E2BIG;
+	if (h->n == h->cap) {
+		size_t cap = h->cap ? 2 * h->cap : 64;
+		struct held_write *w = realloc(h->w, cap * sizeof(*w));
+
+		if (!w)
+			return -ENOMEM;
+		h->w = w;
+		h->cap = cap;
+	}
+	hw.old = malloc(len);
+	if (!hw.old)
+		return -ENOMEM;
+	r = pread_all(s->devfd, hw.old, len, e->sector * s->log->sectorsize);
+	if (r < 0) {
+		free(hw.old);
+		return r;
+	}
+	h->w[h->n++] = hw;
+	h->bytes += len;
+	return replay_apply(s->log, e, s->devfd, &s->st->bytes);
+}
+
+static int held_reapply(struct replay_state *s, const struct held_window *h)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < h->n && r == 0; i++)
+		r = replay_apply(s->log, &h->w[i].e, s->devfd, NULL);
+	return r;
+}
+
+static int held_undo(struct replay_state *s, const struct held_window *h)
+{
+	int r = 0;
+
+	for (size_t i = h->n; i-- > 0 && r == 0;)
+		r = pwrite_all(s->devfd, h->w[i].old, h->w[i].e.nr_sectors * s->log->sectorsize,
+			       h->w[i].e.sector * s->log->sectorsize);
+	return r;
+}
 
 /* A flush point: check it if the device changed since the last one. */
 static int replay_point(struct replay_state *s, const struct replay_entry *e)
@@ -236,12 +318,109 @@ static int replay_point(struct replay_state *s, const struct replay_entry *e)
 	return 0;
 }
 
+static int replay_point(struct replay_state *s, const struct replay_entry *e);
+
+/*
+ * A flush point with the previous window's writes lost: undo them, put the
+ * current window's back on top (they may overlap), check, then redo both
+ * in log order.  The current window becomes the previous one.
+ */
+static int replay_point_lose_previous(struct replay_state *s, const struct replay_entry *e)
+{
+	struct held_window t;
+	int r = 0;
+
+	if (!s->cur.n)	/* no write since the last flush: nothing moves */
+		return replay_point(s, e);
+	if (s->dirty && s->prev.n) {
+		s->st->dropped += s->prev.n;
+		r = held_undo(s, &s->prev);
+		if (r == 0)
+			r = held_reapply(s, &s->cur);
+	}
+	if (r == 0)
+		r = replay_point(s, e);
+	if (r == 0 && s->prev.n)
+		r = held_reapply(s, &s->prev);
+	if (r == 0)
+		r = held_reapply(s, &s->cur);
+	held_clear(&s->prev);
+	t = s->prev;
+	s->prev = s->cur;
+	s->cur = t;
+	return r;
+}
+
 static bool replay_done(const struct replay_state *s)
 {
 	const struct replay_opts *o = s->o;
 
 	return (o->max_points && s->st->points >= o->max_points) ||
 	       (o->max_failures && s->st->failed >= o->max_failures);
+}
+
+static int replay_loop(struct replay_state *s)
+{
+	const struct replay_opts *opts = s->o;
+	struct replay_stats *st = s->st;
+	uint64_t window = 0;	/* flush entries seen while checking */
+	struct replay_entry e;
+	int r;
+
+	while (!replay_done(s) && (r = replay_log_next(s->log, &e)) != 0) {
+		bool mutate = s->checking && opts->mutation != REPLAY_EXACT;
+
+		if (r < 0)
+			return r;
+		st->entries++;
+		if (e.flags & REPLAY_MARK) {
+			st->marks++;
+			snprintf(s->last_mark, sizeof(s->last_mark), "%s", e.mark);
+			if (!s->checking && strcmp(e.mark, opts->start_mark) == 0)
+				s->checking = true;
+			else if (s->checking && opts->end_mark && strcmp(e.mark, opts->end_mark) == 0)
+				break;
+			continue;
+		}
+		if (e.flags & REPLAY_FLUSH) {
+			st->flushes++;
+			/* a flush with data: its data goes after the flush */
+			if (mutate && opts->mutation == REPLAY_LOSE_PREVIOUS)
+				r = replay_point_lose_previous(s, &e);
+			else
+				r = replay_point(s, &e);
+			if (r < 0)
+				return r;
+			if (s->checking)
+				window++;
+		}
+		if (e.nr_sectors) {
+			if (e.flags & REPLAY_DISCARD)
+				st->discards++;
+			else
+				st->writes++;
+			if (mutate && opts->mutation == REPLAY_LOSE_FLUSHED && window % 2) {
+				st->dropped++;
+				continue;
+			}
+			if (mutate && opts->mutation == REPLAY_LOSE_PREVIOUS)
+				r = replay_apply_held(s, &e);
+			else
+				r = replay_apply(s->log, &e, s->devfd, &st->bytes);
+			if (r < 0)
+				return r;
+			s->dirty = true;
+		}
+		if (e.flags & REPLAY_FUA) {
+			st->fua++;
+			r = replay_point(s, &e);
+			if (r < 0)
+				return r;
+		}
+	}
+	if (!s->checking)
+		return -ENOENT;	/* the start mark is not in the log */
+	return fsync(s->devfd) < 0 && errno != EINVAL ? -errno : 0;
 }
 
 int replay_run(struct replay_log *log, int devfd, const struct replay_opts *opts,
@@ -251,63 +430,20 @@ int replay_run(struct replay_log *log, int devfd, const struct replay_opts *opts
 		.log = log, .devfd = devfd, .o = opts, .check = check,
 		.userdata = userdata, .st = st, .checking = !opts->start_mark,
 	};
-	uint64_t window = 0;	/* flush entries seen while checking */
-	struct replay_entry e;
 	int r;
 
 	memset(st, 0, sizeof(*st));
 	st->first_failed_entry = UINT64_MAX;
-	while (!replay_done(&s) && (r = replay_log_next(log, &e)) != 0) {
-		if (r < 0)
-			return r;
-		st->entries++;
-		if (e.flags & REPLAY_MARK) {
-			st->marks++;
-			snprintf(s.last_mark, sizeof(s.last_mark), "%s", e.mark);
-			if (!s.checking && strcmp(e.mark, opts->start_mark) == 0)
-				s.checking = true;
-			else if (s.checking && opts->end_mark && strcmp(e.mark, opts->end_mark) == 0)
-				break;
-			continue;
-		}
-		if (e.flags & REPLAY_FLUSH) {
-			st->flushes++;
-			/* a flush with data: its data goes after the flush */
-			r = replay_point(&s, &e);
-			if (r < 0)
-				return r;
-			if (s.checking)
-				window++;
-		}
-		if (e.nr_sectors) {
-			if (e.flags & REPLAY_DISCARD)
-				st->discards++;
-			else
-				st->writes++;
-			if (s.checking && opts->mutation == REPLAY_LOSE_FLUSHED && window % 2) {
-				st->dropped++;
-			} else {
-				r = replay_apply(log, &e, devfd, &st->bytes);
-				if (r < 0)
-					return r;
-				s.dirty = true;
-			}
-		}
-		if (e.flags & REPLAY_FUA) {
-			st->fua++;
-			r = replay_point(&s, &e);
-			if (r < 0)
-				return r;
-		}
-	}
-	if (!s.checking)
-		return -ENOENT;	/* the start mark is not in the log */
-	return fsync(devfd) < 0 && errno != EINVAL ? -errno : 0;
+	r = replay_loop(&s);
+	held_free(&s.prev);
+	held_free(&s.cur);
+	return r;
 }
 
 static const char *const mutation_names[] = {
 	[REPLAY_EXACT] = "none",
 	[REPLAY_LOSE_FLUSHED] = "lose-flushed",
+	[REPLAY_LOSE_PREVIOUS] = "lose-previous",
 };
 
 const char *replay_mutation_name(enum replay_mutation m)
