@@ -41,3 +41,12 @@ $(UNIT_ORDER_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o \
 		$(BUILD)/obj/tests/tools/trace.o $(BUILD)/obj/tests/tools/order.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(UNIT_CMOCKA_LIBS)
+
+# ------------------------------------------ tools (crash-consistency replay)
+# test-tools-replay.c: the dm-log-writes reader and replayer on synthetic logs.
+UNIT_REPLAY_TESTS := $(UNIT_DIR)/test-tools-replay
+UNIT_TESTS += $(UNIT_REPLAY_TESTS)
+
+$(UNIT_REPLAY_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/tools/replay.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(UNIT_CMOCKA_LIBS)
