@@ -51,6 +51,12 @@ depmod -b "$D/root" "$KVER" 2>/dev/null
 grep -q '^updates/dkms/dm-barrier.ko:' "$D/root/lib/modules/$KVER/modules.dep" ||
 	fail "depmod does not find the DKMS-installed module"
 cp "$ko" "$D/out/$KVER/dm-barrier.ko"
+# The same build as a DKMS tarball (source and module), as dkms ldtarball
+# takes it: the guest test feeds it to the package's postinst.
+tarball=$D/out/$name-$ver.dkms.tar.gz
+dkms mktarball -m "$name" -v "$ver" -k "$KVER" --archive "$tarball" "${trees[@]}" >"$D/mktarball.log" 2>&1 ||
+	{ cat "$D/mktarball.log"; fail "dkms mktarball"; }
+tar -tzf "$tarball" | grep -q "$KVER/x86_64/module/dm-barrier.ko" || fail "$tarball holds no module for $KVER"
 
 dkms uninstall -m "$name" -v "$ver" -k "$KVER" --no-depmod "${trees[@]}" >"$D/uninstall.log" 2>&1 ||
 	{ cat "$D/uninstall.log"; fail "dkms uninstall"; }
