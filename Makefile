@@ -143,7 +143,7 @@ check: deps
 	$(MAKE) check-host
 	$(MAKE) check-guest
 
-check-host: checkpatch check-unit check-fuzz
+check-host: checkpatch check-unit check-fuzz check-install
 
 check-unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
