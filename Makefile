@@ -37,6 +37,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/fuzz/build.mk
 -include tests/tools/build.mk
 -include tests/target/build.mk
+-include bench/build.mk
 
 .PHONY: all module userspace test-modules deps check check-host check-unit \
 	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \
