@@ -1,0 +1,68 @@
+# shellcheck shell=bash
+# Helpers for the benchmark's guest scripts (bench/guest/*.sh), sourced
+# after tests/vm/lib.sh.  Every measurement is one CSV row in
+# $DMB_RESULTS/$TEST_NAME.csv:
+#
+#   part,disk,config,metric,rep,value,baseline,goal
+#
+# baseline names the config of the same part, disk and metric this one is
+# divided by (bench/report takes medians over the reps first); goal is
+# "ratio>=X", "value<=X", ... or empty.  bench/report turns the rows into
+# the tables.
+
+BENCH_CSV=$DMB_RESULTS/$TEST_NAME.csv
+BJ=$B/bench/bin
+REPS=${DMB_BENCH_REPS:-3}
+# Short fio runs: absolute numbers under TCG mean little, ratios do.
+FIO_RUNTIME=${DMB_BENCH_FIO_RUNTIME:-6}
+FIO_RAMP=${DMB_BENCH_FIO_RAMP:-2}
+: >"$BENCH_CSV"
+
+# row PART CONFIG METRIC REP VALUE [BASELINE [GOAL]]   (uses $BDISK)
+row() {
+	printf '%s,%s,%s,%s,%s,%s,%s,%s\n' "$1" "${BDISK:-}" "$2" "$3" "$4" "$5" "${6:-}" "${7:-}" >>"$BENCH_CSV"
+	log "row: $1 ${BDISK:-} $2 $3 rep $4 = $5"
+}
+
+# mapping NAME CONFIG DEV: CONFIG is linear, or a barrier mode.
+mapping() {
+	local name=$1 config=$2 dev=$3
+	case "$config" in
+	linear) dmsetup create "$name" --table "0 $(sectors "$dev") linear $dev 0" ;;
+	*) make_barrier "$name" "$dev" "mode:$config" ;;
+	esac
+	udev_nodes
+}
+
+# Without udevd dmsetup leaves /dev/mapper to us.
+udev_nodes() { dmsetup mknodes >/dev/null 2>&1 || true; }
+
+# fio_json OUT ARGS...: one fio run, JSON into OUT; fails the script on error.
+fio_json() {
+	local out=$1
+	shift
+	fio --output-format=json --output="$out" "$@" >/dev/null 2>"$out.err" ||
+		fail "fio $* failed: $(tail -n 5 "$out.err")"
+}
+
+# jq over a fio JSON: iops of reads+writes, and the count of fsyncs.
+fio_iops() { jq '[.jobs[] | .read.iops + .write.iops] | add' "$1"; }
+fio_fsyncs() { jq '[.jobs[] | .sync.total_ios] | add' "$1"; }
+fio_writes() { jq '[.jobs[] | .write.total_ios] | add' "$1"; }
+
+# ratio A B: A / B with 3 decimals (awk; 0 when B is 0).
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) print 0; else printf "%.3f\n", a / b }'; }
+
+# counters NAME: "barriers flushes fua_writes shared max_drain_us" of a
+# barrier mapping (zeros for anything else).
+counters() {
+	local f out=""
+	if [ "$(dmsetup table "$1" | awk '{print $3}')" != barrier ]; then
+		echo "0 0 0 0 0"
+		return 0
+	fi
+	for f in barriers flushes fua_writes shared max_drain_us; do
+		out="$out $(bstatus "$1" "$f")"
+	done
+	echo "${out# }"
+}
