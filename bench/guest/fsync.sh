@@ -11,9 +11,9 @@
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/bench/guest/lib.sh"
 
-modprobe dm-barrier
-BDISK=ahci
-DEV=$DISK_AHCI
+load_barrier
+BDISK=$(set -- ${DMB_BENCH_DISKS:-ahci}; echo "$1")
+DEV=$(bench_disk "$BDISK") || exit 1
 MNT=$WORK/mnt
 mkdir -p "$MNT"
 

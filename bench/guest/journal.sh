@@ -22,7 +22,7 @@ source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/bench/guest/lib.sh"
 source "$PROJECT/tests/tools/order-lib.sh"
 
-modprobe dm-barrier
+load_barrier
 modprobe dm-delay
 K=8
 SECS=${DMB_BENCH_JOURNAL_SECONDS:-5}
@@ -127,11 +127,10 @@ trace_run() {
 }
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-for BDISK in ahci scsi; do
-	dev=$DISK_AHCI
-	[ "$BDISK" = scsi ] && dev=$DISK_SCSI
+for BDISK in ${DMB_BENCH_DISKS:-ahci scsi}; do
+	dev=$(bench_disk "$BDISK") || exit 1
 	journal_disk "$dev"
 	trace_run "$dev" flush
-	[ "$BDISK" = scsi ] && trace_run "$dev" fua
+	trace_run "$dev" fua
 	trace_run "$dev" passthrough
 done

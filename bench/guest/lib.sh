@@ -66,3 +66,17 @@ counters() {
 	done
 	echo "${out# }"
 }
+
+# bench_disk WORD: the device of ahci, scsi, ide (the guest's disks) or
+# host (bench/run --disk on a real machine).
+bench_disk() {
+	local v="DISK_${1^^}"
+	[ -b "${!v:-}" ] || fail "no disk for '$1' (\$$v)"
+	echo "${!v}"
+}
+
+# load_barrier: the installed module (the guest has it), else the build's.
+load_barrier() {
+	modprobe dm-barrier 2>/dev/null || grep -q '^dm_barrier ' /proc/modules ||
+		insmod "$PROJECT/dm-target/dm-barrier.ko" || fail "cannot load dm-barrier"
+}

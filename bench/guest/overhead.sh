@@ -9,9 +9,9 @@
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/bench/guest/lib.sh"
 
-modprobe dm-barrier
-BDISK=ahci
-DEV=$DISK_AHCI
+load_barrier
+BDISK=$(set -- ${DMB_BENCH_DISKS:-ahci}; echo "$1")
+DEV=$(bench_disk "$BDISK") || exit 1
 SIZE=256M
 # Allocate the image's blocks once, so that no config pays for first writes.
 dd if=/dev/zero of="$DEV" bs=1M count=256 oflag=direct status=none
