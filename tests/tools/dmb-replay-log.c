@@ -38,8 +38,8 @@ static void usage(FILE *f)
 		"  -m, --mutate MODE       a broken replay, a negative control the check must\n"
 		"                          fail: lose-flushed (the writes before every other\n"
 		"                          flush are lost) or lose-previous (at each point,\n"
-		"                          the writes of the window before the last flush are\n"
-		"                          missing, the later ones there); default none\n"
+		"                          every other write of the window before the last\n"
+		"                          flush is missing, the later ones there); default none\n"
 		"  -L, --list              print the entries, replay nothing\n"
 		"  -h, --help              this text\n"
 		"Exit status: 0 clean, 1 a check failed, 2 log unusable or too few points, 64 usage.\n");

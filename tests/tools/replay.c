@@ -274,22 +274,27 @@ static int replay_apply_held(struct replay_state *s, const struct replay_entry *
 	return replay_apply(s->log, e, s->devfd, &s->st->bytes);
 }
 
-static int held_reapply(struct replay_state *s, const struct held_window *h)
+/* Redoes the window's writes in log order: every one (step 1) or every other (step 2). */
+static int held_reapply(struct replay_state *s, const struct held_window *h, size_t step)
 {
 	int r = 0;
 
-	for (size_t i = 0; i < h->n && r == 0; i++)
+	for (size_t i = 0; i < h->n && r == 0; i += step)
 		r = replay_apply(s->log, &h->w[i].e, s->devfd, NULL);
 	return r;
 }
 
-static int held_undo(struct replay_state *s, const struct held_window *h)
+/* Undoes the window's writes at odd positions, newest first. */
+static int held_undo_odd(struct replay_state *s, const struct held_window *h)
 {
 	int r = 0;
 
-	for (size_t i = h->n; i-- > 0 && r == 0;)
-		r = pwrite_all(s->devfd, h->w[i].old, h->w[i].e.nr_sectors * s->log->sectorsize,
-			       h->w[i].e.sector * s->log->sectorsize);
+	for (size_t i = h->n; i-- > 0 && r == 0;) {
+		if (i % 2)
+			r = pwrite_all(s->devfd, h->w[i].old,
+				       h->w[i].e.nr_sectors * s->log->sectorsize,
+				       h->w[i].e.sector * s->log->sectorsize);
+	}
 	return r;
 }
 
@@ -321,9 +326,11 @@ static int replay_point(struct replay_state *s, const struct replay_entry *e)
 static int replay_point(struct replay_state *s, const struct replay_entry *e);
 
 /*
- * A flush point with the previous window's writes lost: undo them, put the
- * current window's back on top (they may overlap), check, then redo both
- * in log order.  The current window becomes the previous one.
+ * A flush point with every other write of the previous window lost (a
+ * cache that wrote back part of what a flush should have made durable):
+ * undo those, redo the rest of that window and the current window on top
+ * (they may overlap), check, then redo both windows in log order.  The
+ * current window becomes the previous one.
  */
 static int replay_point_lose_previous(struct replay_state *s, const struct replay_entry *e)
 {
@@ -332,18 +339,20 @@ static int replay_point_lose_previous(struct replay_state *s, const struct repla
 
 	if (!s->cur.n)	/* no write since the last flush: nothing moves */
 		return replay_point(s, e);
-	if (s->dirty && s->prev.n) {
-		s->st->dropped += s->prev.n;
-		r = held_undo(s, &s->prev);
+	if (s->dirty && s->prev.n > 1) {
+		s->st->dropped += s->prev.n / 2;
+		r = held_undo_odd(s, &s->prev);
 		if (r == 0)
-			r = held_reapply(s, &s->cur);
+			r = held_reapply(s, &s->prev, 2);
+		if (r == 0)
+			r = held_reapply(s, &s->cur, 1);
 	}
 	if (r == 0)
 		r = replay_point(s, e);
-	if (r == 0 && s->prev.n)
-		r = held_reapply(s, &s->prev);
 	if (r == 0)
-		r = held_reapply(s, &s->cur);
+		r = held_reapply(s, &s->prev, 1);
+	if (r == 0)
+		r = held_reapply(s, &s->cur, 1);
 	held_clear(&s->prev);
 	t = s->prev;
 	s->prev = s->cur;

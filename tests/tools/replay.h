@@ -65,9 +65,9 @@ enum replay_mutation {
 	REPLAY_LOSE_FLUSHED,
 	/*
 	 * A disk that writes its cache back out of order across flushes: at
-	 * each flush point the writes between the two flushes before it are
-	 * missing while the later ones are there (they are put back after the
-	 * check, so the replay goes on from the exact state).
+	 * each flush point every other write between the two flushes before
+	 * it is missing while the later ones are there (they are put back
+	 * after the check, so the replay goes on from the exact state).
 	 */
 	REPLAY_LOSE_PREVIOUS,
 };

@@ -366,10 +366,11 @@ static void test_mutation_lose_previous(void **state)
 	lb_write(&l, 0, 'a');
 	lb_flush(&l);
 	lb_write(&l, 1, 'b');
-	lb_write(&l, 2, 'c');
+	lb_write(&l, 2, 'c');	/* odd position: lost at the next point */
+	lb_write(&l, 5, 'f');
 	lb_flush(&l);
-	lb_write(&l, 2, 'C');	/* overwrites a write of the lost window */
-	lb_write(&l, 3, 'd');
+	lb_write(&l, 2, 'C');	/* overwrites the write that is lost */
+	lb_write(&l, 3, 'd');	/* lost at the next point */
 	lb_flush(&l);
 	lb_flush(&l);
 	lb_write(&l, 4, 'e');
@@ -377,11 +378,11 @@ static void test_mutation_lose_previous(void **state)
 	assert_int_equal(run(&l, &o, &s, &st, final), 0);
 	assert_int_equal(s.n, 4);
 	assert_string_equal(s.state[0], "a.......");	/* nothing before it */
-	assert_string_equal(s.state[1], ".bc.....");	/* W0 lost, W1 W2 there */
-	assert_string_equal(s.state[2], "a.Cd....");	/* W1 W2 lost, C wins */
-	assert_string_equal(s.state[3], "abc.e...");	/* C d lost: c back, the empty window skipped */
-	assert_string_equal(final, "abCde...");	/* the replay goes on exactly */
-	assert_int_equal(st.dropped, 5);
+	assert_string_equal(s.state[1], "abc..f..");	/* a window of one loses nothing */
+	assert_string_equal(s.state[2], "abCd.f..");	/* c lost, but C is on top */
+	assert_string_equal(s.state[3], "abC.ef..");	/* d lost; the empty window skipped */
+	assert_string_equal(final, "abCdef..");	/* the replay goes on exactly */
+	assert_int_equal(st.dropped, 2);
 	free(l.b);
 }
 
