@@ -17,7 +17,7 @@ ROUNDS=${DMB_CRASH_ROUNDS:-2}
 export CR_FILES=${DMB_CRASH_FILES:-8}
 MIN_POINTS=${DMB_CRASH_MIN_POINTS:-50}
 
-crash_setup
+crash_setup mode:flush
 log "workload: $ROUNDS rounds of $CR_FILES files"
 crash_workload "$ROUNDS" "$CR_FILES"
 crash_finish
