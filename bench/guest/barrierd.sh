@@ -25,8 +25,7 @@ ARGS=(-c "$WORK/barrierd.conf" -C "$WORK/conf.d" --state-dir "$WORK/run" --log-l
 bd_bus
 bd_udev
 bd_start "${ARGS[@]}"
-busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' wc "$DISK_IDE" 0 >/dev/null ||
-	fail "CreateDevice failed"
+bd_create wc "$DISK_IDE"
 expect_eq "start: Mode" "$(bd_prop wc Mode)" flush
 bd_monitor
 

@@ -22,8 +22,7 @@ ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 bd_bus
 bd_udev
 bd_start "${ARGS[@]}"
-busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' wc "$DISK_IDE" 0 >/dev/null ||
-	fail "CreateDevice failed"
+bd_create wc "$DISK_IDE"
 expect_eq "start: Mode" "$(bd_prop wc Mode)" flush
 expect_eq "start: State" "$(bd_prop wc State)" healthy
 expect_eq "start: WriteCache" "$(bd_prop wc WriteCache)" true
@@ -69,8 +68,7 @@ expect_eq "SetWriteCache(true): drive" "$(drive_write_cache "$DISK_IDE")" 1
 wait_until 5 'test "$(bd_prop wc State)" = healthy' || fail "not healthy after SetWriteCache(true)"
 # A mapping over a dm device: its cache cannot be switched, and nothing changes.
 dmsetup create lin --table "0 $(sectors "$DISK_AHCI") linear $DISK_AHCI 0"
-busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' overlin /dev/mapper/lin 0 >/dev/null ||
-	fail "CreateDevice over a dm device failed: $(ls -l /dev/mapper/; dmsetup info -c -o name,major,minor)"
+bd_create overlin /dev/mapper/lin
 out=$(dsend "$(bd_path overlin)" $BD_DEV.SetWriteCache boolean:false 2>&1) &&
 	fail "SetWriteCache on a dm device succeeded: $out"
 case "$out" in *org.dmbarrier1.Error.NotSupported*) ;; *) fail "SetWriteCache on a dm device: $out" ;; esac

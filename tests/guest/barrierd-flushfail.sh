@@ -81,8 +81,7 @@ DMESG_MARK=$(dmesg | wc -l)
 bd_bus
 bd_udev
 bd_start "${ARGS[@]}"
-busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' fs "$DISK_IDE" 0 >/dev/null ||
-	fail "CreateDevice failed"
+bd_create fs "$DISK_IDE"
 case "$(dmsetup table fs)" in
 *"fallback:drain hold_on_flush_error:$HOLD"*) ;;
 *) fail "fs: unexpected table $(dmsetup table fs)" ;;
@@ -121,8 +120,7 @@ log "e2fsck: $(tail -n 1 "$WORK/fsck")"
 
 # ---------------------------------------------------- a cache that cannot be switched
 bd_monitor
-busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' scsi "$DISK_SCSI" 0 >/dev/null ||
-	fail "CreateDevice on SCSI failed"
+bd_create scsi "$DISK_SCSI"
 expect_eq "scsi: Mode (the disk takes FUA)" "$(bd_prop scsi Mode)" fua
 out=$(dsync_write /dev/mapper/scsi 1) && fail "scsi: a barrier succeeded although its flush failed"
 log "scsi: the barrier failed: $out"

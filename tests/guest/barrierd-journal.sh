@@ -34,8 +34,7 @@ printf '[Daemon]\nPollIntervalSec=1\n' >"$WORK/barrierd.conf"
 bd_bus
 bd_start -c "$WORK/barrierd.conf" -C "$WORK/conf.d" --state-dir "$WORK/run" --log-target=journal --log-level=info
 for n in jd jd2; do
-	busctl --system call $BD_BUS $BD_PATH $BD_MGR CreateDevice 'ssa{sv}' $n "$DISK_IDE" 0 >/dev/null ||
-		fail "CreateDevice $n failed"
+	bd_create $n "$DISK_IDE"
 done
 hdparm -W0 "$DISK_IDE" >/dev/null
 wait_until 3 'test "$(bstatus jd mode)" = drain' || fail "no drain after -W0"
