@@ -167,11 +167,15 @@ fuzz:
 check-harness:
 	tests/vm/selftest.sh
 
+# Every guest test but the long variants; barrierctl runs as the ASan/UBSan
+# build (check-unit made it), the plain one in check-long.
+GUEST_TESTS = $(sort $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/*.sh)))
+LONG_TESTS = $(filter long-% %-long,$(GUEST_TESTS))
 check-guest: check-harness
-	tests/vm/run
+	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run $(filter-out $(LONG_TESTS),$(GUEST_TESTS))
 
 check-long: deps all
-	DMB_LONG=1 tests/vm/run $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/long-*.sh tests/guest/*-long.sh))
+	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
 
 demo: deps
 	$(MAKE) all
