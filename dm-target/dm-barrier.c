@@ -33,6 +33,11 @@
 
 #define DM_MSG_PREFIX "barrier"
 
+/* See barrier_map_direct(); off, every barrier goes through the worker. */
+static bool dmb_direct = true;
+module_param_named(direct, dmb_direct, bool, 0644);
+MODULE_PARM_DESC(direct, "Issue a barrier that finds the target idle straight to the backing queue's flush sequence (default: on; off: always through the worker)");
+
 #define BARRIER_MAX_HOLD_MS 600000U
 
 enum barrier_mode {
@@ -90,6 +95,8 @@ struct barrier_c {
 	bool suspending;
 	bool last_wc;
 	bool last_fua;
+	bool direct;			/* a barrier map() sent down is in flight */
+	bool lower_mq;			/* the backing queue is blk-mq (has blk-flush) */
 	struct barrier_stats stats;
 
 	atomic_t inflight;		/* issued bios not yet completed */
@@ -102,10 +109,23 @@ struct barrier_c {
 	struct bio_set bs;		/* clones for barrier data writes */
 };
 
-/* Per dm clone: was it counted in ->inflight when it was issued? */
+/* Per dm clone. */
 struct barrier_pb {
-	bool counted;
+	bool counted;			/* in ->inflight */
+	bool direct;			/* a barrier map() sent down itself */
+	bool data;			/* ... with data */
+	u8 mode, eff;			/* ... the mode then, and what it ran as */
+	struct block_device *bdev;	/* ... and what it was, to hold and */
+	blk_opf_t opf;			/*     replay it if it fails */
+	struct bvec_iter iter;
+	unsigned short bi_flags;
+	int remaining;
 };
+
+enum { DIRECT_NO, DIRECT_ISSUE, DIRECT_DONE };
+static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb);
+static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb,
+				blk_status_t *error);
 
 static bool bio_is_barrier(struct bio *bio)
 {
@@ -187,6 +207,19 @@ static void barrier_remap(struct barrier_c *bc, struct bio *bio)
 			dm_target_offset(bc->ti, bio->bi_iter.bi_sector);
 }
 
+/*
+ * A bio map() queued, issued later by the worker, which may block: a
+ * REQ_NOWAIT caller was not blocked (map() queued it), so the flag has
+ * done its job, and must not make the disk's BLK_STS_AGAIN fail a bio
+ * whose place in the order is already fixed.
+ */
+static void barrier_submit_queued(struct barrier_c *bc, struct bio *bio)
+{
+	bio->bi_opf &= ~REQ_NOWAIT;
+	barrier_remap(bc, bio);
+	dm_submit_bio_remap(bio, NULL);
+}
+
 static void barrier_count_passthrough(struct barrier_c *bc, struct bio *bio)
 {
 	if (bio->bi_opf & REQ_PREFLUSH)
@@ -234,9 +267,11 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 	struct barrier_pb *pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
 	bool barrier = bio_is_barrier(bio);
 	bool event = false, kick = false;
+	int way = DIRECT_NO;
 	unsigned long flags;
 
 	pb->counted = false;
+	pb->direct = false;
 
 	spin_lock_irqsave(&bc->lock, flags);
 	if (barrier) {
@@ -276,16 +311,29 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	default:
+		way = barrier_map_direct(bc, bio, pb);
+		if (way != DIRECT_NO)
+			break;
 		barrier_enqueue(bc, bio);
 		bc->busy = true;
 		kick = true;
 		break;
 	}
 	spin_unlock_irqrestore(&bc->lock, flags);
+	if (way == DIRECT_DONE) {
+		if (event)
+			barrier_raise_event(bc);
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
 	if (event)
 		barrier_raise_event(bc);
 	if (kick)
 		barrier_kick(bc);
+	if (way == DIRECT_ISSUE) {
+		barrier_remap(bc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
 	return DM_MAPIO_SUBMITTED;
 }
 
@@ -295,12 +343,14 @@ static int barrier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 	struct barrier_pb *pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
 	unsigned long flags;
 
+	if (pb->direct)
+		return barrier_direct_endio(bc, bio, pb, error);
 	if (!pb->counted)
 		return DM_ENDIO_DONE;
 	pb->counted = false;
 
-	/* A passed-through flush or FUA write failed. */
-	if (*error && bio_is_barrier(bio)) {
+	/* A passed-through flush or FUA write failed (not just "would block"). */
+	if (*error && *error != BLK_STS_AGAIN && bio_is_barrier(bio)) {
 		spin_lock_irqsave(&bc->lock, flags);
 		bc->stats.flush_errors++;
 		spin_unlock_irqrestore(&bc->lock, flags);
@@ -362,7 +412,8 @@ static blk_status_t barrier_write(struct barrier_c *bc, struct bio *bio, bool fu
 	blk_status_t status;
 
 	clone = bio_alloc_clone(bc->dev->bdev, bio, GFP_NOIO, &bc->bs);
-	clone->bi_opf &= ~(REQ_PREFLUSH | REQ_FUA);
+	/* The worker may block: see barrier_submit_queued(). */
+	clone->bi_opf &= ~(REQ_PREFLUSH | REQ_FUA | REQ_NOWAIT);
 	if (fua)
 		clone->bi_opf |= REQ_FUA;
 	clone->bi_iter.bi_sector = bc->start + dm_target_offset(bc->ti, bio->bi_iter.bi_sector);
@@ -384,44 +435,56 @@ static blk_status_t barrier_write(struct barrier_c *bc, struct bio *bio, bool fu
 }
 
 /*
- * A flush (or FUA write) the target issued failed: count it, fall back
- * once per transition, tell userspace.  Returns true when the failed
- * barriers are to be held rather than failed.
+ * A flush (or FUA write) the target issued failed: count it and fall back
+ * once per transition.  Called with bc->lock held; returns true on a
+ * transition, which the caller logs with barrier_log_fallback().
+ */
+static bool barrier_fall_back(struct barrier_c *bc, enum barrier_mode was)
+{
+	bc->stats.flush_errors++;
+	if (bc->mode != was || (was != MODE_FLUSH && was != MODE_FUA))
+		return false;
+	bc->mode = bc->fallback;
+	bc->stats.fallbacks++;
+	return true;
+}
+
+static void barrier_log_fallback(struct barrier_c *bc, int err)
+{
+	if (bc->fallback == MODE_NONE)
+		DMERR("%s: cache flush failed (error %d); %s",
+		      barrier_name(bc), err, "ordered writes disabled (mode none)");
+	else
+		DMERR("%s: cache flush failed (error %d); falling back to mode %s",
+		      barrier_name(bc), err, mode_names[bc->fallback]);
+}
+
+/*
+ * The worker's flush failed: fall back, tell userspace.  Returns true when
+ * the failed barriers are to be held rather than failed.
  */
 static bool barrier_flush_failed(struct barrier_c *bc, enum barrier_mode was, int err,
 				 bool holdable)
 {
-	bool transition = false, hold;
+	bool transition, hold;
 
 	spin_lock_irq(&bc->lock);
-	bc->stats.flush_errors++;
-	if (bc->mode == was && (was == MODE_FLUSH || was == MODE_FUA)) {
-		bc->mode = bc->fallback;
-		bc->stats.fallbacks++;
-		transition = true;
-	}
+	transition = barrier_fall_back(bc, was);
 	hold = holdable && bc->hold_ms && !bc->suspending;
 	spin_unlock_irq(&bc->lock);
 
-	if (transition) {
-		if (bc->fallback == MODE_NONE)
-			DMERR("%s: cache flush failed (error %d); %s",
-			      barrier_name(bc), err, "ordered writes disabled (mode none)");
-		else
-			DMERR("%s: cache flush failed (error %d); falling back to mode %s",
-			      barrier_name(bc), err, mode_names[bc->fallback]);
-	}
+	if (transition)
+		barrier_log_fallback(bc, err);
 	barrier_raise_event(bc);
 	return hold;
 }
 
 /* Put a batch whose flush failed back at the head of the queue and wait. */
-static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
+static void barrier_hold_locked(struct barrier_c *bc, struct bio_list *batch)
 {
 	unsigned int n = bio_list_size(batch);
 	struct bio *bio;
 
-	spin_lock_irq(&bc->lock);
 	bio_list_for_each(bio, batch)
 		bc->queued_barriers++;
 	bio_list_merge_head(&bc->queue, batch);
@@ -430,7 +493,142 @@ static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
 	bc->hold_expired = false;
 	bc->hold_replay = false;
 	queue_delayed_work(bc->wq, &bc->hold_work, msecs_to_jiffies(bc->hold_ms));
+}
+
+static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
+{
+	spin_lock_irq(&bc->lock);
+	barrier_hold_locked(bc, batch);
 	spin_unlock_irq(&bc->lock);
+}
+
+/*
+ * The direct way, for a barrier that finds the target idle: nothing of ours
+ * in flight or queued, so the drain is done.  The bio goes down as it is,
+ * with the flags its mode needs, and the backing queue's flush sequence
+ * (block/blk-flush.c) runs pre-flush, write and FUA write or post-flush on
+ * the disk, each step after the last completed, as the worker would, minus
+ * the worker's wake-ups.  The target stays busy until it completes, so
+ * nothing after it starts before.  Left to the worker: a busy target, an
+ * explicit post-flush (mode flush on a disk with FUA), a flush debt, a
+ * REQ_NOWAIT bio (the disk's -EAGAIN would read as a failed flush), and a
+ * pre-flush with data over a bio-based device (a stacked dm device, whose
+ * core drops the error of that pre-flush), and a bio the disk would split.
+ * Called with bc->lock held.
+ */
+static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb)
+{
+	struct request_queue *q = bdev_get_queue(bc->dev->bdev);
+	bool data = bio_sectors(bio) > 0;
+	enum barrier_mode eff = bc->mode;
+	blk_opf_t opf = 0;
+
+	if (!READ_ONCE(dmb_direct) || atomic_read(&bc->inflight) || bc->flush_debt ||
+	    (bio->bi_opf & REQ_NOWAIT))
+		return DIRECT_NO;
+	if ((eff == MODE_FLUSH || eff == MODE_FUA) && !bc->last_wc)
+		eff = MODE_DRAIN;
+	else if (eff == MODE_FUA && !bc->last_fua)
+		eff = MODE_FLUSH;
+	if (eff == MODE_FLUSH && data && bc->last_fua)
+		return DIRECT_NO;
+	if (eff != MODE_DRAIN && data && bc->dirty && !bc->lower_mq)
+		return DIRECT_NO;
+	/* One request, or the disk would run a flush sequence per piece. */
+	if (data && (bio_sectors(bio) > queue_max_sectors(q) ||
+		     bio_segments(bio) > queue_max_segments(q)))
+		return DIRECT_NO;
+
+	if (eff != bc->mode)
+		bc->stats.no_cache += eff == MODE_DRAIN;
+	if (eff != MODE_DRAIN) {
+		if (bc->dirty) {
+			opf |= REQ_PREFLUSH;
+			bc->stats.flushes++;
+		} else {
+			bc->stats.shared++;
+		}
+		if (data) {
+			opf |= REQ_FUA;
+			if (eff == MODE_FUA)
+				bc->stats.fua_writes++;
+			else
+				bc->stats.flushes++;	/* blk-flush's post-flush */
+		}
+		bc->dirty = false;
+	} else if (data) {
+		bc->dirty = true;
+	}
+	if (!opf && !data)
+		return DIRECT_DONE;
+
+	pb->direct = true;
+	pb->data = data;
+	pb->mode = bc->mode;
+	pb->eff = eff;
+	pb->bdev = bio->bi_bdev;
+	pb->opf = bio->bi_opf;
+	pb->iter = bio->bi_iter;
+	pb->bi_flags = bio->bi_flags;
+	pb->remaining = atomic_read(&bio->__bi_remaining);
+	bio->bi_opf = (bio->bi_opf & ~(REQ_PREFLUSH | REQ_FUA)) | opf;
+	bc->busy = true;
+	bc->direct = true;
+	return DIRECT_ISSUE;
+}
+
+/*
+ * A direct barrier completed, maybe in interrupt context.  A failure is a
+ * failed flush when the mode flushed (the sequence ran as one, so a write
+ * error in it counts as one too): fall back, and with hold_on_flush_error
+ * restore the bio and hold it, as the worker holds its own.  Then whatever
+ * queued behind it runs.
+ */
+static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb,
+				blk_status_t *error)
+{
+	bool failed = *error && pb->eff != MODE_DRAIN;
+	bool transition = false, held = false, kick;
+	int err = blk_status_to_errno(*error);
+	struct bio_list batch;
+	unsigned long flags;
+
+	pb->direct = false;
+	spin_lock_irqsave(&bc->lock, flags);
+	bc->direct = false;
+	if (*error)
+		bc->dirty = true;
+	if (failed) {
+		transition = barrier_fall_back(bc, pb->mode);
+		if (bc->hold_ms && !bc->suspending) {
+			bio->bi_bdev = pb->bdev;
+			bio->bi_opf = pb->opf;
+			bio->bi_iter = pb->iter;
+			bio->bi_flags = pb->bi_flags;
+			atomic_set(&bio->__bi_remaining, pb->remaining);
+			bio->bi_status = BLK_STS_OK;
+			bio_list_init(&batch);
+			bio_list_add(&batch, bio);
+			barrier_hold_locked(bc, &batch);
+			held = true;
+		} else {
+			if (!pb->data)
+				bc->flush_debt = true;
+			*error = BLK_STS_IOERR;
+		}
+	}
+	kick = held || !bio_list_empty(&bc->queue);
+	if (!kick)
+		bc->busy = false;
+	spin_unlock_irqrestore(&bc->lock, flags);
+
+	if (transition)
+		barrier_log_fallback(bc, err);
+	if (failed)
+		barrier_raise_event(bc);
+	if (kick && !held)
+		barrier_kick(bc);
+	return held ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
 }
 
 /*
@@ -505,8 +703,7 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 			barrier_count_passthrough(bc, first);
 			barrier_account_issue(bc, first);
 			spin_unlock_irq(&bc->lock);
-			barrier_remap(bc, first);
-			dm_submit_bio_remap(first, NULL);
+			barrier_submit_queued(bc, first);
 		}
 		return;
 	default:
@@ -595,6 +792,11 @@ static void barrier_work(struct work_struct *work)
 		bio_list_init(&failed);
 
 		spin_lock_irq(&bc->lock);
+		/* A stray run: the direct barrier's completion kicks again. */
+		if (bc->direct) {
+			spin_unlock_irq(&bc->lock);
+			return;
+		}
 		if (bc->holding && !barrier_resolve_hold(bc, &failed)) {
 			spin_unlock_irq(&bc->lock);
 			return;
@@ -626,10 +828,8 @@ static void barrier_work(struct work_struct *work)
 				bio_list_add(&batch, bio);
 			}
 			spin_unlock_irq(&bc->lock);
-			while ((bio = bio_list_pop(&batch))) {
-				barrier_remap(bc, bio);
-				dm_submit_bio_remap(bio, NULL);
-			}
+			while ((bio = bio_list_pop(&batch)))
+				barrier_submit_queued(bc, bio);
 			continue;
 		}
 
@@ -649,12 +849,15 @@ static void barrier_work(struct work_struct *work)
 static void barrier_hold_work(struct work_struct *work)
 {
 	struct barrier_c *bc = container_of(to_delayed_work(work), struct barrier_c, hold_work);
+	bool kick;
 
 	spin_lock_irq(&bc->lock);
-	if (bc->holding)
+	kick = bc->holding;
+	if (kick)
 		bc->hold_expired = true;
 	spin_unlock_irq(&bc->lock);
-	barrier_kick(bc);
+	if (kick)
+		barrier_kick(bc);
 }
 
 /* ------------------------------------------------------------ messages */
@@ -905,6 +1108,7 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 
 	bc->last_wc = dmb_bdev_write_cache(bc->dev->bdev);
 	bc->last_fua = dmb_bdev_fua(bc->dev->bdev);
+	bc->lower_mq = queue_is_mq(bdev_get_queue(bc->dev->bdev));
 
 	ti->num_flush_bios = 1;
 	ti->num_discard_bios = 1;
@@ -1081,6 +1285,14 @@ static void barrier_io_hints(struct dm_target *ti, struct queue_limits *limits)
 static struct target_type barrier_target = {
 	.name = "barrier",
 	.version = {1, 0, 0},
+	/*
+	 * map() never sleeps (a spin lock; barriers and what arrives behind
+	 * them are queued for the worker), so REQ_NOWAIT bios are welcome:
+	 * without this the dm device does not advertise nowait and io_uring
+	 * hands every O_DIRECT I/O to an io-wq thread, as it does not on
+	 * dm-linear.
+	 */
+	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = barrier_ctr,
 	.dtr = barrier_dtr,

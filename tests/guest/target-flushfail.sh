@@ -6,7 +6,9 @@
 # logged once.  With hold_on_flush_error the barrier is held: a mode change
 # in time replays it (and it succeeds under drain), otherwise it fails with
 # EIO and the barriers behind it with EOPNOTSUPP.  A suspend ends a hold at
-# once; nothing held or queued is lost or completed twice.
+# once; nothing held or queued is lost or completed twice.  The barriers
+# here come one at a time, so they take the direct way (see target-direct);
+# target-flushfail-worker runs the same with dm_barrier.direct=N.
 # Negative control: the IDE disk, whose flushes work, gets the same barrier
 # and it succeeds with no fallback, so the failures come from the flush.
 # vm: ide ahci blkdebug=ahci:0
@@ -14,6 +16,10 @@
 source "$PROJECT/tests/vm/lib.sh"
 
 modprobe dm-barrier
+# Serial barriers on an idle mapping take the direct way (dm_barrier.direct,
+# the default); target-flushfail-worker runs all this through the worker.
+echo "${DMB_DIRECT:-Y}" >/sys/module/dm_barrier/parameters/direct
+trap 'echo Y >/sys/module/dm_barrier/parameters/direct 2>/dev/null || true' EXIT
 
 # Every flush on the AHCI disk fails, but only once QEMU has written
 # something since its last flush: put data there first.
