@@ -1,11 +1,13 @@
 #!/bin/bash
 # Benchmark part 2, fsync-heavy ext4: fio 4k sequential writes with an
 # fsync after each, 1 and 8 jobs, on ext4 over the raw AHCI disk, dm-linear,
-# and barrier in modes flush, fua and drain.  Per run: fsync'd writes/s
-# (ratio to dm-linear), flushes reaching the disk per fsync (diskstats of
-# the disk) and, for barrier mappings, the target's flushes per fsync (its
-# status counters, zeroed before the run): fewer than one when shared
-# flushes answer several fsyncs.  Also feeds part 4 (commands per barrier).
+# and barrier in modes flush, fua and drain, and flush with
+# dm_barrier.direct=N (flush-worker: every barrier through the worker).
+# Per run: fsync'd writes/s (ratio to dm-linear), flushes reaching the disk
+# per fsync (diskstats of the disk) and, for barrier mappings, the target's
+# flushes per fsync (its status counters, zeroed before the run): fewer than
+# one when shared flushes answer several fsyncs.  Also feeds part 4
+# (commands per barrier).
 # vm: ide ahci scsi
 # timeout: 1200
 source "$PROJECT/tests/vm/lib.sh"
@@ -17,11 +19,13 @@ DEV=$(bench_disk "$BDISK") || exit 1
 MNT=$WORK/mnt
 mkdir -p "$MNT"
 
-CONFIGS=(raw linear flush fua drain)
+# DMB_BENCH_FSYNC_CONFIGS: a subset, for quick runs (e.g. "linear flush").
+read -ra CONFIGS <<<"${DMB_BENCH_FSYNC_CONFIGS:-raw linear flush flush-worker fua drain}"
 name_of() {
 	case "$1" in
 	raw) echo raw-disk ;;
 	linear) echo dm-linear ;;
+	flush-worker) echo "barrier/flush (worker)" ;;
 	*) echo "barrier/$1" ;;
 	esac
 }
@@ -66,7 +70,7 @@ for rep in $(seq "$REPS"); do
 			*)
 				goal="value<=1.0"
 				[ "$jobs" = 8 ] && goal="value<=0.5"
-				[ "$config" = drain ] && goal=""
+				[ "$config" = drain ] || [ "$config" = flush-worker ] && goal=""
 				row fsync "$name" "target flushes/fsync ${jobs}j" "$rep" "$(ratio "$flushes" "$fsyncs")" "" "$goal"
 				row cost "$name ext4 ${jobs}j" "barriers/fsync" "$rep" "$(ratio "$barriers" "$fsyncs")"
 				row cost "$name ext4 ${jobs}j" "flushes/barrier" "$rep" "$(ratio "$flushes" "$barriers")"

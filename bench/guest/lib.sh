@@ -25,10 +25,16 @@ row() {
 }
 
 # mapping NAME CONFIG DEV: CONFIG is linear, or a barrier mode.
+# Config flush-worker: mode flush with dm_barrier.direct=N, every barrier
+# through the target's worker (the direct way's baseline).
 mapping() {
-	local name=$1 config=$2 dev=$3
+	local name=$1 config=$2 dev=$3 p=/sys/module/dm_barrier/parameters/direct
+	if [ -w $p ]; then
+		if [ "$config" = flush-worker ]; then echo N; else echo Y; fi >$p
+	fi
 	case "$config" in
 	linear) dmsetup create "$name" --table "0 $(sectors "$dev") linear $dev 0" ;;
+	flush-worker) make_barrier "$name" "$dev" mode:flush ;;
 	*) make_barrier "$name" "$dev" "mode:$config" ;;
 	esac
 	udev_nodes
