@@ -56,6 +56,7 @@ dpkg-deb -I "$B/barrierd_${ver}_$arch.deb" postinst | grep -q 'deb-systemd-helpe
 	fail "barrierd's postinst does not enable the unit"
 dpkg-deb -f "$B/barrierctl_${ver}_$arch.deb" Depends | grep -q 'libdmbarrier1 (>= 1.0.0)' ||
 	fail "barrierctl Depends: $(dpkg-deb -f "$B/barrierctl_${ver}_$arch.deb" Depends)"
-dpkg-deb --ctrl-tarfile "$B/barrierd_${ver}_$arch.deb" | tar -xO ./conffiles | grep -qx /etc/barrierd.conf ||
+conffiles=$(dpkg-deb --ctrl-tarfile "$B/barrierd_${ver}_$arch.deb" | tar -xO ./conffiles)
+grep -qx /etc/barrierd.conf <<<"$conffiles" ||
 	fail "/etc/barrierd.conf is not a conffile"
 log "ok: each package holds its files; DKMS postinst; unit enabled; shlibs; conffile"

@@ -56,7 +56,9 @@ cp "$ko" "$D/out/$KVER/dm-barrier.ko"
 tarball=$D/out/$name-$ver.dkms.tar.gz
 dkms mktarball -m "$name" -v "$ver" -k "$KVER" --archive "$tarball" "${trees[@]}" >"$D/mktarball.log" 2>&1 ||
 	{ cat "$D/mktarball.log"; fail "dkms mktarball"; }
-tar -tzf "$tarball" | grep -q "$KVER/x86_64/module/dm-barrier.ko" || fail "$tarball holds no module for $KVER"
+# The listing first: with pipefail, grep -q's early exit would fail tar.
+list=$(tar -tzf "$tarball")
+grep -q "$KVER/x86_64/module/dm-barrier.ko" <<<"$list" || fail "$tarball holds no module for $KVER"
 
 dkms uninstall -m "$name" -v "$ver" -k "$KVER" --no-depmod "${trees[@]}" >"$D/uninstall.log" 2>&1 ||
 	{ cat "$D/uninstall.log"; fail "dkms uninstall"; }
