@@ -503,6 +503,20 @@ static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
 }
 
 /*
+ * What a flush or fua barrier runs as on the backing device as it is now:
+ * drain on a write-through queue (completion means stable; order, do not
+ * flush), flush for fua without FUA.  Called with bc->lock held.
+ */
+static enum barrier_mode barrier_effective_mode(struct barrier_c *bc, enum barrier_mode mode)
+{
+	if ((mode == MODE_FLUSH || mode == MODE_FUA) && !bc->last_wc)
+		return MODE_DRAIN;
+	if (mode == MODE_FUA && !bc->last_fua)
+		return MODE_FLUSH;
+	return mode;
+}
+
+/*
  * The direct way, for a barrier that finds the target idle: nothing of ours
  * in flight or queued, so the drain is done.  The bio goes down as it is,
  * with the flags its mode needs, and the backing queue's flush sequence
@@ -526,10 +540,7 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	if (!READ_ONCE(dmb_direct) || atomic_read(&bc->inflight) || bc->flush_debt ||
 	    (bio->bi_opf & REQ_NOWAIT))
 		return DIRECT_NO;
-	if ((eff == MODE_FLUSH || eff == MODE_FUA) && !bc->last_wc)
-		eff = MODE_DRAIN;
-	else if (eff == MODE_FUA && !bc->last_fua)
-		eff = MODE_FLUSH;
+	eff = barrier_effective_mode(bc, eff);
 	if (eff == MODE_FLUSH && data && bc->last_fua)
 		return DIRECT_NO;
 	if (eff != MODE_DRAIN && data && bc->dirty && !bc->lower_mq)
@@ -539,8 +550,8 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 		     bio_segments(bio) > queue_max_segments(q)))
 		return DIRECT_NO;
 
-	if (eff != bc->mode)
-		bc->stats.no_cache += eff == MODE_DRAIN;
+	if (eff == MODE_DRAIN && bc->mode != MODE_DRAIN)
+		bc->stats.no_cache++;
 	if (eff != MODE_DRAIN) {
 		if (bc->dirty) {
 			opf |= REQ_PREFLUSH;
@@ -659,13 +670,11 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 	 */
 	if (internal && eff != MODE_NONE) {
 		eff = MODE_FLUSH;
-	} else if ((eff == MODE_FLUSH || eff == MODE_FUA) && !bc->last_wc) {
-		/* Write-through: completion means stable; order, do not flush. */
-		eff = MODE_DRAIN;
-		bc->stats.no_cache += n;
+	} else {
+		eff = barrier_effective_mode(bc, eff);
+		if (eff == MODE_DRAIN && mode != MODE_DRAIN)
+			bc->stats.no_cache += n;
 	}
-	if (eff == MODE_FUA && !bc->last_fua)
-		eff = MODE_FLUSH;
 	/*
 	 * dm core (6.1) ignores the error of the empty flush it sends ahead
 	 * of a REQ_PREFLUSH bio's data and sends the data anyway.  So when an
