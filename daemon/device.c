@@ -15,7 +15,7 @@
  * match and is dropped.  The pinned mode itself is the table's mode.
  *
  * The explicit barrier of a probe (and of Barrier()) can block for as long
- * as the target holds barriers (hold_on_flush_error, up to 600 s), which
+ * as the target holds barriers (hold_on_flush_error, up to 60 s), which
  * is exactly when barrierd must stay responsive; so it runs in a forked
  * child that only makes that one ioctl, and sd-event reaps it.
  */

@@ -38,7 +38,15 @@ static bool dmb_direct = true;
 module_param_named(direct, dmb_direct, bool, 0644);
 MODULE_PARM_DESC(direct, "Issue a barrier that finds the target idle straight to the backing queue's flush sequence (default: on; off: always through the worker)");
 
-#define BARRIER_MAX_HOLD_MS 600000U
+/*
+ * A hold keeps a journal's writer in D state: half of the default
+ * hung_task_timeout (120 s), so a hold never reads as a hung task.
+ */
+#define BARRIER_MAX_HOLD_MS 60000U
+/* Bios queued behind a hold before it ends early (memory is not free). */
+#define BARRIER_MAX_HELD_BIOS 4096U
+/* Data parts whose pre-flush failed and that dm core has yet to send. */
+#define BARRIER_MAX_DEBTS 64U
 
 enum barrier_mode {
 	MODE_FLUSH,
@@ -72,6 +80,22 @@ struct barrier_stats {
 	u64 cache_changes;	/* backing write-cache flag seen to change */
 };
 
+/*
+ * dm core splits a write carrying REQ_PREFLUSH and data into an empty
+ * flush and, once that has completed, the data part without REQ_PREFLUSH;
+ * it drops the flush's error and sends the data anyway.  The flush it
+ * hands the (first) target is a clone of the original bio with its size
+ * set to 0: it still points at the original's bio_vec and sector, and so
+ * does the data part.  When such a flush fails (or is refused), that pair
+ * is the debt, and the data part that matches it fails the same way: the
+ * debt belongs to the bio that owes it, and nobody else pays it.
+ */
+struct barrier_debt {
+	struct bio_vec *vec;
+	sector_t sector;
+	blk_status_t status;
+};
+
 struct barrier_c {
 	struct dm_target *ti;
 	struct dm_dev *dev;
@@ -84,19 +108,30 @@ struct barrier_c {
 	spinlock_t lock;		/* protects everything up to inflight */
 	enum barrier_mode mode;
 	struct bio_list queue;		/* bios waiting, in arrival order */
+	unsigned int nr_queued;		/* bios in queue */
 	unsigned int queued_barriers;	/* barrier bios in queue */
 	bool busy;			/* the worker owns the queue */
 	bool dirty;			/* writes issued since the last flush */
-	bool flush_debt;		/* an empty flush failed; see run_batch() */
 	bool holding;			/* queue head: barriers whose flush failed */
 	unsigned int held_failed;	/* ... how many of them */
 	bool hold_expired;
 	bool hold_replay;
-	bool suspending;
+	bool suspending;		/* presuspend .. resume */
+	bool suspended;			/* postsuspend .. resume: no I/O of ours */
 	bool last_wc;
 	bool last_fua;
 	bool direct;			/* a barrier map() sent down is in flight */
 	bool lower_mq;			/* the backing queue is blk-mq (has blk-flush) */
+	/*
+	 * Flush failures so far, and their count at the last mode message: a
+	 * barrier accepted before a failure that no message has answered
+	 * since must not succeed without a flush of its own (see
+	 * barrier_owes()).
+	 */
+	u64 fail_gen;
+	u64 forgiven_gen;
+	struct barrier_debt debts[BARRIER_MAX_DEBTS];
+	unsigned int nr_debts;
 	struct barrier_stats stats;
 
 	atomic_t inflight;		/* issued bios not yet completed */
@@ -115,9 +150,11 @@ struct barrier_pb {
 	bool direct;			/* a barrier map() sent down itself */
 	bool data;			/* ... with data */
 	u8 mode, eff;			/* ... the mode then, and what it ran as */
-	struct block_device *bdev;	/* ... and what it was, to hold and */
-	blk_opf_t opf;			/*     replay it if it fails */
-	struct bvec_iter iter;
+	bool preflush;			/* ... which carried REQ_PREFLUSH */
+	u64 gen;			/* bc->fail_gen when map() took it */
+	struct block_device *bdev;	/* a direct barrier's own fields, to */
+	blk_opf_t opf;			/* hold it or run it again through the */
+	struct bvec_iter iter;		/* worker if it fails */
 	unsigned short bi_flags;
 	int remaining;
 };
@@ -165,6 +202,11 @@ static int parse_mode(const char *s, enum barrier_mode *mode)
 	return -EINVAL;
 }
 
+static bool mode_is_durable(enum barrier_mode mode)
+{
+	return mode == MODE_FLUSH || mode == MODE_FUA;
+}
+
 static void barrier_raise_event(struct barrier_c *bc)
 {
 	schedule_work(&bc->event_work);
@@ -199,6 +241,81 @@ static bool barrier_note_cache(struct barrier_c *bc)
 	return true;
 }
 
+/* ---------------------------------------------------------- flush debts */
+
+/*
+ * An empty flush failed or was refused: if it came ahead of a data part
+ * (see struct barrier_debt), remember the pair.  With bc->lock held.
+ */
+static void barrier_owe_locked(struct barrier_c *bc, struct bio *bio, blk_status_t status)
+{
+	struct barrier_debt *d;
+
+	if (!bio->bi_io_vec || bio_sectors(bio) || bio_is_internal(bio))
+		return;
+	if (bc->nr_debts == BARRIER_MAX_DEBTS) {
+		/* Never seen: dm core sends each data part right after its flush. */
+		DMWARN_LIMIT("%s: over %u data parts owe a failed flush; forgetting the oldest",
+			     barrier_name(bc), BARRIER_MAX_DEBTS);
+		memmove(&bc->debts[0], &bc->debts[1], sizeof(bc->debts[0]) * --bc->nr_debts);
+	}
+	d = &bc->debts[bc->nr_debts++];
+	d->vec = bio->bi_io_vec;
+	d->sector = bio->bi_iter.bi_sector;
+	d->status = status;
+}
+
+/*
+ * Is @bio the data part of a flush that failed?  Then it is taken off the
+ * list and the status it must fail with returned.  With bc->lock held;
+ * costs one test when no flush has failed.
+ */
+static blk_status_t barrier_debt_locked(struct barrier_c *bc, struct bio *bio)
+{
+	blk_status_t status;
+	unsigned int i;
+
+	if (likely(!bc->nr_debts) || !bio_sectors(bio) || !op_is_write(bio_op(bio)))
+		return BLK_STS_OK;
+	for (i = 0; i < bc->nr_debts; i++) {
+		if (bc->debts[i].vec == bio->bi_io_vec &&
+		    bc->debts[i].sector == bio->bi_iter.bi_sector) {
+			status = bc->debts[i].status;
+			bc->debts[i] = bc->debts[--bc->nr_debts];
+			return status;
+		}
+	}
+	return BLK_STS_OK;
+}
+
+/*
+ * A flush the target issued succeeded: everything written before it
+ * started is on stable media, which includes whatever preceded the data
+ * parts still owed; they may run.  With bc->lock held.
+ */
+static void barrier_flushed_locked(struct barrier_c *bc)
+{
+	bc->nr_debts = 0;
+}
+
+/*
+ * Was a flush failure met after @bio was accepted, and not answered by a
+ * mode message since?  Then the bios before it are not known to be on
+ * stable media, and it must not succeed unless it flushes itself.  With
+ * bc->lock held.
+ */
+static bool barrier_owes(struct barrier_c *bc, struct bio *bio)
+{
+	struct barrier_pb *pb;
+
+	if (bio_is_internal(bio))
+		return false;
+	pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
+	return bc->fail_gen > max(pb->gen, bc->forgiven_gen);
+}
+
+/* ------------------------------------------------------------- the queue */
+
 static void barrier_remap(struct barrier_c *bc, struct bio *bio)
 {
 	bio_set_dev(bio, bc->dev->bdev);
@@ -211,11 +328,13 @@ static void barrier_remap(struct barrier_c *bc, struct bio *bio)
  * A bio map() queued, issued later by the worker, which may block: a
  * REQ_NOWAIT caller was not blocked (map() queued it), so the flag has
  * done its job, and must not make the disk's BLK_STS_AGAIN fail a bio
- * whose place in the order is already fixed.
+ * whose place in the order is already fixed.  Nor is it polled: the
+ * caller's poll loop may have looked for it before it was issued.
  */
 static void barrier_submit_queued(struct barrier_c *bc, struct bio *bio)
 {
 	bio->bi_opf &= ~REQ_NOWAIT;
+	bio_clear_polled(bio);
 	barrier_remap(bc, bio);
 	dm_submit_bio_remap(bio, NULL);
 }
@@ -244,20 +363,47 @@ static void barrier_kick(struct barrier_c *bc)
 	queue_work(bc->wq, &bc->work);
 }
 
-/* Called with bc->lock held. */
-static void barrier_enqueue(struct barrier_c *bc, struct bio *bio)
+/*
+ * Called with bc->lock held.  Returns true when the queue has grown past
+ * what a hold may keep: the hold ends now, as if it had expired, and the
+ * caller kicks the worker.
+ */
+static bool barrier_enqueue(struct barrier_c *bc, struct bio *bio)
 {
 	bio_list_add(&bc->queue, bio);
+	bc->nr_queued++;
 	if (bio_is_barrier(bio))
 		bc->queued_barriers++;
+	if (bc->holding && !bc->hold_expired && bc->nr_queued > BARRIER_MAX_HELD_BIOS) {
+		DMWARN_LIMIT("%s: %u bios queued behind a hold; ending it",
+			     barrier_name(bc), bc->nr_queued);
+		bc->hold_expired = true;
+		return true;
+	}
+	return false;
+}
+
+static void barrier_enqueue_head(struct barrier_c *bc, struct bio_list *bios)
+{
+	struct bio *bio;
+
+	bio_list_for_each(bio, bios) {
+		bc->nr_queued++;
+		if (bio_is_barrier(bio))
+			bc->queued_barriers++;
+	}
+	bio_list_merge_head(&bc->queue, bios);
 }
 
 static struct bio *barrier_dequeue(struct barrier_c *bc)
 {
 	struct bio *bio = bio_list_pop(&bc->queue);
 
-	if (bio && bio_is_barrier(bio))
-		bc->queued_barriers--;
+	if (bio) {
+		bc->nr_queued--;
+		if (bio_is_barrier(bio))
+			bc->queued_barriers--;
+	}
 	return bio;
 }
 
@@ -267,6 +413,7 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 	struct barrier_pb *pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
 	bool barrier = bio_is_barrier(bio);
 	bool event = false, kick = false;
+	blk_status_t owed;
 	int way = DIRECT_NO;
 	unsigned long flags;
 
@@ -274,16 +421,31 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 	pb->direct = false;
 
 	spin_lock_irqsave(&bc->lock, flags);
+	pb->gen = bc->fail_gen;
+	owed = barrier_debt_locked(bc, bio);
+	if (unlikely(owed)) {
+		/* The data part of a flush that failed: fail it likewise. */
+		if (owed == BLK_STS_NOTSUPP)
+			bc->stats.refused++;
+		spin_unlock_irqrestore(&bc->lock, flags);
+		bio->bi_status = owed;
+		bio_endio(bio);
+		return DM_MAPIO_SUBMITTED;
+	}
 	if (barrier) {
 		bc->stats.barriers++;
 		event = barrier_note_cache(bc);
 	}
 	if (bc->busy) {
 		/* Behind a barrier: wait for it, whatever this bio is. */
-		barrier_enqueue(bc, bio);
+		kick = barrier_enqueue(bc, bio);
 		spin_unlock_irqrestore(&bc->lock, flags);
 		if (event)
 			barrier_raise_event(bc);
+		if (kick) {
+			cancel_delayed_work(&bc->hold_work);
+			barrier_kick(bc);
+		}
 		return DM_MAPIO_SUBMITTED;
 	}
 	if (!barrier) {
@@ -304,6 +466,8 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 		return DM_MAPIO_REMAPPED;
 	case MODE_NONE:
 		bc->stats.refused++;
+		/* A refused pre-flush: its data part is refused too. */
+		barrier_owe_locked(bc, bio, BLK_STS_NOTSUPP);
 		spin_unlock_irqrestore(&bc->lock, flags);
 		if (event)
 			barrier_raise_event(bc);
@@ -320,14 +484,12 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 		break;
 	}
 	spin_unlock_irqrestore(&bc->lock, flags);
+	if (event)
+		barrier_raise_event(bc);
 	if (way == DIRECT_DONE) {
-		if (event)
-			barrier_raise_event(bc);
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	}
-	if (event)
-		barrier_raise_event(bc);
 	if (kick)
 		barrier_kick(bc);
 	if (way == DIRECT_ISSUE) {
@@ -354,6 +516,7 @@ static int barrier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 		spin_lock_irqsave(&bc->lock, flags);
 		bc->stats.flush_errors++;
 		spin_unlock_irqrestore(&bc->lock, flags);
+		barrier_raise_event(bc);
 	}
 	if (atomic_dec_and_test(&bc->inflight))
 		wake_up(&bc->drain_wait);
@@ -391,11 +554,12 @@ static int barrier_flush(struct barrier_c *bc)
 	spin_unlock_irq(&bc->lock);
 
 	r = blkdev_issue_flush(bc->dev->bdev);
-	if (r) {
-		spin_lock_irq(&bc->lock);
+	spin_lock_irq(&bc->lock);
+	if (r)
 		bc->dirty = true;
-		spin_unlock_irq(&bc->lock);
-	}
+	else
+		barrier_flushed_locked(bc);
+	spin_unlock_irq(&bc->lock);
 	return r;
 }
 
@@ -412,8 +576,9 @@ static blk_status_t barrier_write(struct barrier_c *bc, struct bio *bio, bool fu
 	blk_status_t status;
 
 	clone = bio_alloc_clone(bc->dev->bdev, bio, GFP_NOIO, &bc->bs);
-	/* The worker may block: see barrier_submit_queued(). */
+	/* The worker waits for it, so it may block and is never polled. */
 	clone->bi_opf &= ~(REQ_PREFLUSH | REQ_FUA | REQ_NOWAIT);
+	bio_clear_polled(clone);
 	if (fua)
 		clone->bi_opf |= REQ_FUA;
 	clone->bi_iter.bi_sector = bc->start + dm_target_offset(bc->ti, bio->bi_iter.bi_sector);
@@ -434,22 +599,13 @@ static blk_status_t barrier_write(struct barrier_c *bc, struct bio *bio, bool fu
 	return status;
 }
 
-/*
- * A flush (or FUA write) the target issued failed: count it and fall back
- * once per transition.  Called with bc->lock held; returns true on a
- * transition, which the caller logs with barrier_log_fallback().
- */
-static bool barrier_fall_back(struct barrier_c *bc, enum barrier_mode was)
-{
-	bc->stats.flush_errors++;
-	if (bc->mode != was || (was != MODE_FLUSH && was != MODE_FUA))
-		return false;
-	bc->mode = bc->fallback;
-	bc->stats.fallbacks++;
-	return true;
-}
+/* ------------------------------------------------------- flush failures */
 
-static void barrier_log_fallback(struct barrier_c *bc, int err)
+/*
+ * Not inlined: tests/guest/target-hold-bounds.sh stalls it with a kprobe to
+ * show that nothing lands between a failure and its hold.
+ */
+static noinline void barrier_log_fallback(struct barrier_c *bc, int err)
 {
 	if (bc->fallback == MODE_NONE)
 		DMERR("%s: cache flush failed (error %d); %s",
@@ -459,47 +615,64 @@ static void barrier_log_fallback(struct barrier_c *bc, int err)
 		      barrier_name(bc), err, mode_names[bc->fallback]);
 }
 
-/*
- * The worker's flush failed: fall back, tell userspace.  Returns true when
- * the failed barriers are to be held rather than failed.
- */
-static bool barrier_flush_failed(struct barrier_c *bc, enum barrier_mode was, int err,
-				 bool holdable)
+/* Put bios back at the head of the queue and wait for a mode change. */
+static void barrier_hold_locked(struct barrier_c *bc, struct bio_list *bios)
 {
-	bool transition, hold;
-
-	spin_lock_irq(&bc->lock);
-	transition = barrier_fall_back(bc, was);
-	hold = holdable && bc->hold_ms && !bc->suspending;
-	spin_unlock_irq(&bc->lock);
-
-	if (transition)
-		barrier_log_fallback(bc, err);
-	barrier_raise_event(bc);
-	return hold;
-}
-
-/* Put a batch whose flush failed back at the head of the queue and wait. */
-static void barrier_hold_locked(struct barrier_c *bc, struct bio_list *batch)
-{
-	unsigned int n = bio_list_size(batch);
-	struct bio *bio;
-
-	bio_list_for_each(bio, batch)
-		bc->queued_barriers++;
-	bio_list_merge_head(&bc->queue, batch);
+	bc->held_failed = bio_list_size(bios);
+	barrier_enqueue_head(bc, bios);
 	bc->holding = true;
-	bc->held_failed = n;
 	bc->hold_expired = false;
 	bc->hold_replay = false;
 	queue_delayed_work(bc->wq, &bc->hold_work, msecs_to_jiffies(bc->hold_ms));
 }
 
-static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
+/*
+ * A flush (or FUA write) the target issued for @bios, run under mode @was,
+ * failed with @err.  In one critical section, so that no presuspend or
+ * mode message can land between the decision and the hold: count it, fall
+ * back once per transition, and either hold @bios at the head of the queue
+ * (hold_on_flush_error, not suspending; replayed at once if the mode moved
+ * while they ran) or remember the debts of the empty ones.  Logs the
+ * transition and raises a dm event.  Returns true when @bios were held.
+ */
+static bool barrier_flush_failed(struct barrier_c *bc, enum barrier_mode was, int err,
+				 struct bio_list *bios, bool holdable, blk_status_t status)
 {
-	spin_lock_irq(&bc->lock);
-	barrier_hold_locked(bc, batch);
-	spin_unlock_irq(&bc->lock);
+	bool transition = false, hold, replay = false;
+	unsigned long flags;
+	struct bio *bio;
+
+	spin_lock_irqsave(&bc->lock, flags);
+	bc->stats.flush_errors++;
+	bc->fail_gen++;
+	if (bc->mode == was && mode_is_durable(was)) {
+		bc->mode = bc->fallback;
+		bc->stats.fallbacks++;
+		transition = true;
+	}
+	hold = holdable && bc->hold_ms && !bc->suspending;
+	if (hold) {
+		barrier_hold_locked(bc, bios);
+		/* A mode message met while they ran: it answers them. */
+		replay = !transition && bc->mode != was;
+		if (replay) {
+			bc->hold_replay = true;
+			bc->forgiven_gen = bc->fail_gen;
+		}
+	} else {
+		bio_list_for_each(bio, bios)
+			barrier_owe_locked(bc, bio, status);
+	}
+	spin_unlock_irqrestore(&bc->lock, flags);
+
+	if (transition)
+		barrier_log_fallback(bc, err);
+	barrier_raise_event(bc);
+	if (replay) {
+		cancel_delayed_work(&bc->hold_work);
+		barrier_kick(bc);
+	}
+	return hold;
 }
 
 /*
@@ -509,12 +682,14 @@ static void barrier_hold(struct barrier_c *bc, struct bio_list *batch)
  */
 static enum barrier_mode barrier_effective_mode(struct barrier_c *bc, enum barrier_mode mode)
 {
-	if ((mode == MODE_FLUSH || mode == MODE_FUA) && !bc->last_wc)
+	if (mode_is_durable(mode) && !bc->last_wc)
 		return MODE_DRAIN;
 	if (mode == MODE_FUA && !bc->last_fua)
 		return MODE_FLUSH;
 	return mode;
 }
+
+/* ------------------------------------------------------------ direct way */
 
 /*
  * The direct way, for a barrier that finds the target idle: nothing of ours
@@ -524,10 +699,10 @@ static enum barrier_mode barrier_effective_mode(struct barrier_c *bc, enum barri
  * the disk, each step after the last completed, as the worker would, minus
  * the worker's wake-ups.  The target stays busy until it completes, so
  * nothing after it starts before.  Left to the worker: a busy target, an
- * explicit post-flush (mode flush on a disk with FUA), a flush debt, a
- * REQ_NOWAIT bio (the disk's -EAGAIN would read as a failed flush), and a
- * pre-flush with data over a bio-based device (a stacked dm device, whose
- * core drops the error of that pre-flush), and a bio the disk would split.
+ * explicit post-flush (mode flush on a disk with FUA), a REQ_NOWAIT bio
+ * (the disk's -EAGAIN would read as a failed flush), a pre-flush with
+ * data over a bio-based device (a stacked dm device, whose core drops the
+ * error of that pre-flush), and a bio the disk would split.
  * Called with bc->lock held.
  */
 static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb)
@@ -537,7 +712,7 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	enum barrier_mode eff = bc->mode;
 	blk_opf_t opf = 0;
 
-	if (!READ_ONCE(dmb_direct) || atomic_read(&bc->inflight) || bc->flush_debt ||
+	if (!READ_ONCE(dmb_direct) || atomic_read(&bc->inflight) ||
 	    (bio->bi_opf & REQ_NOWAIT))
 		return DIRECT_NO;
 	eff = barrier_effective_mode(bc, eff);
@@ -575,6 +750,7 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 
 	pb->direct = true;
 	pb->data = data;
+	pb->preflush = opf & REQ_PREFLUSH;
 	pb->mode = bc->mode;
 	pb->eff = eff;
 	pb->bdev = bio->bi_bdev;
@@ -583,84 +759,119 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	pb->bi_flags = bio->bi_flags;
 	pb->remaining = atomic_read(&bio->__bi_remaining);
 	bio->bi_opf = (bio->bi_opf & ~(REQ_PREFLUSH | REQ_FUA)) | opf;
+	/* Polled or not, the disk's flush sequence completes it. */
+	bio_clear_polled(bio);
 	bc->busy = true;
 	bc->direct = true;
 	return DIRECT_ISSUE;
 }
 
+/* Undo what dm core and the disk did to a direct barrier, to run it again. */
+static void barrier_direct_restore(struct bio *bio, struct barrier_pb *pb)
+{
+	bio->bi_bdev = pb->bdev;
+	bio->bi_opf = pb->opf;
+	bio->bi_iter = pb->iter;
+	bio->bi_flags = pb->bi_flags;
+	atomic_set(&bio->__bi_remaining, pb->remaining);
+	bio->bi_status = BLK_STS_OK;
+}
+
 /*
- * A direct barrier completed, maybe in interrupt context.  A failure is a
- * failed flush when the mode flushed (the sequence ran as one, so a write
- * error in it counts as one too): fall back, and with hold_on_flush_error
- * restore the bio and hold it, as the worker holds its own.  Then whatever
- * queued behind it runs.
+ * A direct barrier completed, maybe in interrupt context.  An empty one
+ * that failed is a failed flush: fall back, and hold it or fail it as the
+ * worker would.  One with data ran pre-flush, write and post-flush as one
+ * request with one status, which does not say which step failed: it goes
+ * to the head of the queue and the worker runs it again step by step, so a
+ * media error or a full thin pool stays a write error with its status, and
+ * only a failed flush counts as one.  Then whatever queued behind it runs.
  */
 static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb,
 				blk_status_t *error)
 {
-	bool failed = *error && pb->eff != MODE_DRAIN;
-	bool transition = false, held = false, kick;
-	int err = blk_status_to_errno(*error);
-	struct bio_list batch;
+	bool flushed = pb->eff != MODE_DRAIN;
+	bool rerun = *error && flushed && pb->data;
+	bool failed = *error && flushed && !pb->data;
+	bool held = false, kick;
+	struct bio_list bios;
 	unsigned long flags;
 
 	pb->direct = false;
+	bio_list_init(&bios);
+	if (rerun || failed) {
+		barrier_direct_restore(bio, pb);
+		bio_list_add(&bios, bio);
+	}
+
 	spin_lock_irqsave(&bc->lock, flags);
 	bc->direct = false;
 	if (*error)
 		bc->dirty = true;
+	else if (pb->preflush)
+		barrier_flushed_locked(bc);
+	if (rerun)
+		barrier_enqueue_head(bc, &bios);
+	spin_unlock_irqrestore(&bc->lock, flags);
+
 	if (failed) {
-		transition = barrier_fall_back(bc, pb->mode);
-		if (bc->hold_ms && !bc->suspending) {
-			bio->bi_bdev = pb->bdev;
-			bio->bi_opf = pb->opf;
-			bio->bi_iter = pb->iter;
-			bio->bi_flags = pb->bi_flags;
-			atomic_set(&bio->__bi_remaining, pb->remaining);
-			bio->bi_status = BLK_STS_OK;
-			bio_list_init(&batch);
-			bio_list_add(&batch, bio);
-			barrier_hold_locked(bc, &batch);
-			held = true;
-		} else {
-			if (!pb->data)
-				bc->flush_debt = true;
-			*error = BLK_STS_IOERR;
-		}
+		held = barrier_flush_failed(bc, pb->mode, blk_status_to_errno(*error), &bios,
+					    true, *error);
+		if (!held)
+			bio->bi_status = *error;
 	}
-	kick = held || !bio_list_empty(&bc->queue);
+
+	spin_lock_irqsave(&bc->lock, flags);
+	kick = rerun || held || !bio_list_empty(&bc->queue);
 	if (!kick)
 		bc->busy = false;
 	spin_unlock_irqrestore(&bc->lock, flags);
-
-	if (transition)
-		barrier_log_fallback(bc, err);
-	if (failed)
-		barrier_raise_event(bc);
 	if (kick && !held)
 		barrier_kick(bc);
-	return held ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
+	return (rerun || held) ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
 }
 
+/* ---------------------------------------------------------- the worker */
+
 /*
- * Run one barrier transaction for @batch: one barrier, or several empty
- * flushes that arrived back to back and share one flush.  The device has
- * nothing of ours in flight while it runs, and nothing else is issued
+ * One barrier transaction: one barrier, or several empty flushes that
+ * arrived back to back and share one flush.  barrier_run() walks these
+ * steps in order; barrier_step() does one and names the next.  The device
+ * has nothing of ours in flight while it runs, and nothing else is issued
  * until it ends.
  */
-static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barrier_mode mode)
+enum barrier_step {
+	STEP_DRAIN,	/* wait for every bio issued before it */
+	STEP_DECIDE,	/* what it runs as, on the device as it is now */
+	STEP_PREFLUSH,	/* flush what the bios before it wrote */
+	STEP_WRITE,	/* its data (FUA in mode fua) */
+	STEP_PROBE,	/* a FUA write failed: did the cache or the medium fail? */
+	STEP_POSTFLUSH,	/* flush its data (mode flush) */
+	STEP_PASS,	/* mode passthrough: issue it as it is */
+	STEP_DONE,	/* complete the batch with txn->status */
+	STEP_FLUSH_FAILED, /* fall back; hold or fail the batch */
+	STEP_HELD,	/* the batch waits at the head of the queue */
+};
+
+struct barrier_txn {
+	struct bio_list *batch;
+	struct bio *first;
+	unsigned int n;
+	enum barrier_mode mode;	/* the mode it runs under */
+	enum barrier_mode eff;	/* what that is on the device now */
+	bool data;
+	bool internal;		/* the `barrier` message */
+	bool flush;		/* the pre-flush is needed (something is dirty) */
+	blk_status_t status;	/* what the batch completes with */
+	int err;		/* the failed flush's error */
+};
+
+static enum barrier_step barrier_decide(struct barrier_c *bc, struct barrier_txn *t)
 {
-	struct bio *first = bio_list_peek(batch);
-	bool data = bio_sectors(first) > 0;
-	bool internal = bio_is_internal(first);
-	unsigned int n = bio_list_size(batch);
-	blk_status_t status = BLK_STS_OK;
-	enum barrier_mode eff = mode;
-	bool event, flush_needed, failed = false;
-	int r = 0;
+	struct bio_list owed;
+	struct bio *bio;
+	bool event;
 
-	barrier_drain(bc);
-
+	bio_list_init(&owed);
 	spin_lock_irq(&bc->lock);
 	event = barrier_note_cache(bc);
 	/*
@@ -668,114 +879,138 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 	 * in drain and on a write-through queue: it is how userspace probes
 	 * whether the cache still takes flushes.
 	 */
-	if (internal && eff != MODE_NONE) {
-		eff = MODE_FLUSH;
+	if (t->internal && t->mode != MODE_NONE) {
+		t->eff = MODE_FLUSH;
 	} else {
-		eff = barrier_effective_mode(bc, eff);
-		if (eff == MODE_DRAIN && mode != MODE_DRAIN)
-			bc->stats.no_cache += n;
+		t->eff = barrier_effective_mode(bc, t->mode);
+		if (t->eff == MODE_DRAIN && t->mode != MODE_DRAIN)
+			bc->stats.no_cache += t->n;
 	}
 	/*
-	 * dm core (6.1) ignores the error of the empty flush it sends ahead
-	 * of a REQ_PREFLUSH bio's data and sends the data anyway.  So when an
-	 * empty flush failed and no flush has succeeded since, the next data
-	 * barrier, usually that very data part, must not succeed either.
+	 * Fallen back to drain since they came: those a failed flush left
+	 * unflushed fail (barrier_owes()); they are the oldest of the batch.
 	 */
-	if (data && bc->flush_debt && !internal && eff != MODE_PASSTHROUGH) {
-		bc->flush_debt = false;
-		spin_unlock_irq(&bc->lock);
-		if (event)
-			barrier_raise_event(bc);
-		barrier_complete(first, mode == MODE_NONE ? BLK_STS_NOTSUPP : BLK_STS_IOERR);
-		return;
+	if (t->mode == MODE_DRAIN && !t->internal) {
+		while ((bio = bio_list_peek(t->batch)) && barrier_owes(bc, bio))
+			bio_list_add(&owed, bio_list_pop(t->batch));
+		t->first = bio_list_peek(t->batch);
+		t->n = bio_list_size(t->batch);
 	}
-	flush_needed = (eff == MODE_FLUSH || eff == MODE_FUA) && (bc->dirty || internal);
-	if ((eff == MODE_FLUSH || eff == MODE_FUA) && !flush_needed)
-		bc->stats.shared += n;
-	else if (flush_needed)
-		bc->stats.shared += n - 1;
+	t->flush = mode_is_durable(t->eff) && (bc->dirty || t->internal);
+	if (mode_is_durable(t->eff))
+		bc->stats.shared += t->n - t->flush;
+	else if (t->eff == MODE_NONE)
+		bc->stats.refused += t->n;
 	spin_unlock_irq(&bc->lock);
 	if (event)
 		barrier_raise_event(bc);
+	while ((bio = bio_list_pop(&owed)))
+		barrier_complete(bio, BLK_STS_IOERR);
+	if (!t->first)
+		return STEP_DONE;
 
-	switch (eff) {
-	case MODE_NONE:
-		spin_lock_irq(&bc->lock);
-		bc->stats.refused += n;
-		spin_unlock_irq(&bc->lock);
-		status = BLK_STS_NOTSUPP;
-		goto out;
+	switch (t->eff) {
 	case MODE_PASSTHROUGH:
-		/* Queued before a switch to passthrough: issue as they are. */
-		while ((first = bio_list_pop(batch))) {
-			spin_lock_irq(&bc->lock);
-			barrier_count_passthrough(bc, first);
-			barrier_account_issue(bc, first);
-			spin_unlock_irq(&bc->lock);
-			barrier_submit_queued(bc, first);
-		}
-		return;
+		return STEP_PASS;
+	case MODE_NONE:
+		t->status = BLK_STS_NOTSUPP;
+		return STEP_DONE;
+	case MODE_DRAIN:
+		return t->data ? STEP_WRITE : STEP_DONE;
 	default:
+		return t->flush ? STEP_PREFLUSH : t->data ? STEP_WRITE : STEP_DONE;
+	}
+}
+
+static enum barrier_step barrier_step(struct barrier_c *bc, struct barrier_txn *t,
+				      enum barrier_step step)
+{
+	struct bio *bio;
+
+	switch (step) {
+	case STEP_DRAIN:
+		barrier_drain(bc);
+		return STEP_DECIDE;
+	case STEP_DECIDE:
+		return barrier_decide(bc, t);
+	case STEP_PREFLUSH:
+		t->err = barrier_flush(bc);
+		if (t->err)
+			return STEP_FLUSH_FAILED;
+		return t->data ? STEP_WRITE : STEP_DONE;
+	case STEP_WRITE:
+		t->status = barrier_write(bc, t->first, t->eff == MODE_FUA);
+		if (t->status)
+			return t->eff == MODE_FUA ? STEP_PROBE : STEP_DONE;
+		return t->eff == MODE_FLUSH ? STEP_POSTFLUSH : STEP_DONE;
+	case STEP_PROBE:
+		/* A flush fails too: the cache failed.  Else the write did. */
+		t->err = barrier_flush(bc);
+		return t->err ? STEP_FLUSH_FAILED : STEP_DONE;
+	case STEP_POSTFLUSH:
+		t->err = barrier_flush(bc);
+		return t->err ? STEP_FLUSH_FAILED : STEP_DONE;
+	case STEP_PASS:
+		/* Queued before a switch to passthrough: issue as they are. */
+		while ((bio = bio_list_pop(t->batch))) {
+			spin_lock_irq(&bc->lock);
+			barrier_count_passthrough(bc, bio);
+			barrier_account_issue(bc, bio);
+			spin_unlock_irq(&bc->lock);
+			barrier_submit_queued(bc, bio);
+		}
+		return STEP_DONE;
+	case STEP_FLUSH_FAILED:
+		t->status = errno_to_blk_status(t->err);
+		if (barrier_flush_failed(bc, t->mode, t->err, t->batch, !t->internal, t->status))
+			return STEP_HELD;
+		return STEP_DONE;
+	case STEP_DONE:
+	case STEP_HELD:
 		break;
 	}
+	return step;
+}
 
-	if (flush_needed) {
-		r = barrier_flush(bc);
-		if (r) {
-			failed = true;
-			status = errno_to_blk_status(r);
-			goto out;
-		}
-	}
-	if (data) {
-		status = barrier_write(bc, first, eff == MODE_FUA);
-		if (status) {
-			failed = eff == MODE_FUA;
-			r = blk_status_to_errno(status);
-			goto out;
-		}
-		if (eff == MODE_FLUSH) {
-			r = barrier_flush(bc);
-			if (r) {
-				failed = true;
-				status = errno_to_blk_status(r);
-				goto out;
-			}
-		}
-	}
+static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barrier_mode mode)
+{
+	struct barrier_txn t = {
+		.batch = batch,
+		.first = bio_list_peek(batch),
+		.n = bio_list_size(batch),
+		.mode = mode,
+		.status = BLK_STS_OK,
+	};
+	enum barrier_step step = STEP_DRAIN, next;
+	struct bio *bio;
 
-out:
-	if (failed) {
-		if (barrier_flush_failed(bc, mode, r, !internal)) {
-			barrier_hold(bc, batch);
-			return;
-		}
-		status = BLK_STS_IOERR;
-	}
-	spin_lock_irq(&bc->lock);
-	if (failed && !data && !internal)
-		bc->flush_debt = true;
-	else if (!failed && flush_needed)
-		bc->flush_debt = false;
-	spin_unlock_irq(&bc->lock);
-
-	while ((first = bio_list_pop(batch)))
-		barrier_complete(first, status);
+	t.data = bio_sectors(t.first) > 0;
+	t.internal = bio_is_internal(t.first);
+	while ((next = barrier_step(bc, &t, step)) != step)
+		step = next;
+	if (step == STEP_HELD)
+		return;
+	while ((bio = bio_list_pop(batch)))
+		barrier_complete(bio, t.status);
 }
 
 /*
  * Resolve a hold, with bc->lock held.  Returns false when it is still
- * waiting.  Expired: the barriers whose flush failed fail with EIO and the
- * rest of the queue runs under the current mode.  A mode change replays
- * them under the new mode.
+ * waiting.  Expired: the barriers whose flush failed fail with EIO (their
+ * debts remembered) and the rest of the queue runs under the current mode.
+ * A mode change replays them under the new mode.
  */
 static bool barrier_resolve_hold(struct barrier_c *bc, struct bio_list *failed)
 {
+	struct bio *bio;
+
 	if (bc->hold_replay) {
 		bc->stats.replayed += bc->held_failed;
 	} else if (bc->hold_expired) {
 		while (bc->held_failed) {
-			bio_list_add(failed, barrier_dequeue(bc));
+			bio = barrier_dequeue(bc);
+			barrier_owe_locked(bc, bio, BLK_STS_IOERR);
+			bio_list_add(failed, bio);
 			bc->held_failed--;
 		}
 	} else {
@@ -794,7 +1029,6 @@ static void barrier_work(struct work_struct *work)
 	struct bio_list batch, failed;
 	enum barrier_mode mode;
 	struct bio *bio;
-	bool debt;
 
 	for (;;) {
 		bio_list_init(&batch);
@@ -811,10 +1045,6 @@ static void barrier_work(struct work_struct *work)
 			return;
 		}
 		if (!bio_list_empty(&failed)) {
-			debt = false;
-			bio_list_for_each(bio, &failed)
-				debt |= !bio_sectors(bio);
-			bc->flush_debt |= debt;
 			spin_unlock_irq(&bc->lock);
 			while ((bio = bio_list_pop(&failed)))
 				barrier_complete(bio, BLK_STS_IOERR);
@@ -876,12 +1106,18 @@ static void barrier_msg_endio(struct bio *bio)
 	complete(bio->bi_private);
 }
 
-/* An explicit barrier: drain and flush, in order with all other I/O. */
+/*
+ * An explicit barrier: drain and flush, in order with all other I/O.  The
+ * caller waits inside dm core's table reference, so it is refused where it
+ * could wait long or do I/O on a suspended device: while a hold (up to
+ * hold_on_flush_error) keeps the queue, and from presuspend to resume.
+ */
 static int barrier_explicit(struct barrier_c *bc)
 {
 	DECLARE_COMPLETION_ONSTACK(done);
 	struct bio bio;
 	bool kick = false;
+	int r = 0;
 
 	bio_init(&bio, NULL, NULL, 0, REQ_OP_WRITE | REQ_PREFLUSH | REQ_SYNC);
 	bio.bi_private = &done;
@@ -890,9 +1126,19 @@ static int barrier_explicit(struct barrier_c *bc)
 	spin_lock_irq(&bc->lock);
 	if (bc->mode == MODE_NONE) {
 		bc->stats.refused++;
+		r = -EOPNOTSUPP;
+	} else if (bc->suspending || bc->suspended) {
+		r = -EAGAIN;
+	} else if (bc->holding) {
+		r = -EBUSY;
+	}
+	if (r) {
 		spin_unlock_irq(&bc->lock);
 		bio_uninit(&bio);
-		return -EOPNOTSUPP;
+		if (r != -EOPNOTSUPP)
+			DMWARN("%s: barrier message refused: %s", barrier_name(bc),
+			       r == -EBUSY ? "a failed flush is being held" : "suspended");
+		return r;
 	}
 	bc->stats.barriers++;
 	barrier_enqueue(bc, &bio);
@@ -909,6 +1155,10 @@ static int barrier_explicit(struct barrier_c *bc)
 	return blk_status_to_errno(bio.bi_status);
 }
 
+/*
+ * The one place a message changes the mode.  It answers the flush failures
+ * met so far (barrier_owes()), and replays a hold under the new mode.
+ */
 static int barrier_set_mode(struct barrier_c *bc, enum barrier_mode mode)
 {
 	enum barrier_mode old;
@@ -917,6 +1167,7 @@ static int barrier_set_mode(struct barrier_c *bc, enum barrier_mode mode)
 	spin_lock_irq(&bc->lock);
 	old = bc->mode;
 	bc->mode = mode;
+	bc->forgiven_gen = bc->fail_gen;
 	replay = bc->holding;
 	if (replay)
 		bc->hold_replay = true;
@@ -1028,7 +1279,7 @@ static int barrier_parse_features(struct dm_arg_set *as, struct barrier_c *bc,
 			seen_hold = true;
 			if (!isdigit(*val) || kstrtouint(val, 10, &bc->hold_ms) ||
 			    bc->hold_ms > BARRIER_MAX_HOLD_MS) {
-				*error = "Invalid hold_on_flush_error (milliseconds, 0 to 600000)";
+				*error = "Invalid hold_on_flush_error (milliseconds, 0 to 60000)";
 				return -EINVAL;
 			}
 		} else {
@@ -1194,11 +1445,19 @@ static void barrier_postsuspend(struct dm_target *ti)
 	struct barrier_c *bc = ti->private;
 
 	flush_workqueue(bc->wq);
+	spin_lock_irq(&bc->lock);
+	bc->suspended = true;
+	spin_unlock_irq(&bc->lock);
 }
 
 static void barrier_resume(struct dm_target *ti)
 {
-	barrier_presuspend_undo(ti);
+	struct barrier_c *bc = ti->private;
+
+	spin_lock_irq(&bc->lock);
+	bc->suspending = false;
+	bc->suspended = false;
+	spin_unlock_irq(&bc->lock);
 }
 
 /* -------------------------------------------------------------- status */

@@ -45,7 +45,7 @@ extern "C" {
 #define DMB_UUID_MAX 129
 #define DMB_DISK_NAME_MAX 32
 /* The target's limit for hold_on_flush_error:<ms>. */
-#define DMB_HOLD_MS_MAX 600000U
+#define DMB_HOLD_MS_MAX 60000U
 
 /* ------------------------------------------------------------ context */
 

@@ -127,7 +127,7 @@ expect_error 'unknown option "Colour"' create x "$DISK_IDE" 1 Colour s red
 expect_error "must be of type 't'" create x "$DISK_IDE" 1 Offset s 0
 expect_error 'unknown mode "fast"' create x "$DISK_IDE" 1 Mode s fast
 expect_error '"Pin" needs "Mode"' create x "$DISK_IDE" 1 Pin b true
-expect_error "is over 600000" create x "$DISK_IDE" 1 HoldOnFlushErrorMSec u 600001
+expect_error "is over 60000" create x "$DISK_IDE" 1 HoldOnFlushErrorMSec u 60001
 expect_error 'given twice' create x "$DISK_IDE" 2 Mode s flush Mode s drain
 expect_error "backing device" create x /dev/nonexistent 0
 expect_error "not a block device" create x /etc/hostname 0

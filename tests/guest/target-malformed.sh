@@ -23,7 +23,7 @@ fuzz=$B/tests/dmb-tablefuzz
 {
 	echo "table $D 0"
 	echo "table $D 0 1 mode:drain"
-	echo "table $D 8 3 mode:fua fallback:drain hold_on_flush_error:600000"
+	echo "table $D 8 3 mode:fua fallback:drain hold_on_flush_error:60000"
 	echo "message reset_stats"
 	echo "message mode flush"
 } >"$WORK/valid"
@@ -46,7 +46,7 @@ cases=$WORK/cases
 		mode:flush: Mode:flush MODE:drain mode:tag mode:ordered mode:barrier fallback:flush \
 		fallback:fua fallback:passthrough fallback: fallback:none2 fallback:NONE fallback:tag \
 		hold_on_flush_error: hold_on_flush_error:-1 hold_on_flush_error:abc \
-		hold_on_flush_error:600001 hold_on_flush_error:1e3 hold_on_flush_error:99999999999 \
+		hold_on_flush_error:60001 hold_on_flush_error:1e3 hold_on_flush_error:99999999999 \
 		hold_on_flush_error:4295567296 hold_on_flush_error:+5 hold_on_flush_error:0x10 \
 		hold_on_flush_error:5ms hold_on_flush_error:5.0 hold_on_flush_error:: \
 		hold_on_flush_error hold_on_flush_error:-0 foo:bar barrier:1 hold:5 flush : ::: \
@@ -73,7 +73,7 @@ cases=$WORK/cases
 RANDOM=2003
 valid=(mode:flush mode:fua mode:drain mode:passthrough mode:none fallback:none fallback:drain
 	hold_on_flush_error:0 hold_on_flush_error:5000)
-invalid=(mode:ordered mode: fallback:fua hold_on_flush_error:600001 x:y mode:FUA fallback:
+invalid=(mode:ordered mode: fallback:fua hold_on_flush_error:60001 x:y mode:FUA fallback:
 	hold_on_flush_error:-3 "" mode:flush:1 hold_on_flush_error:1x modeflush)
 pick() { local -n arr=$1; echo "${arr[$((RANDOM % ${#arr[@]}))]}"; }
 for ((i = 0; i < 700; i++)); do

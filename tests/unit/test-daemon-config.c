@@ -84,11 +84,11 @@ static void test_malformed(void **unused)
 		{ "[Daemon]\nHoldDownSec=86401\n", "test.conf:2: ", "0 to 86400" },
 		{ "[Daemon]\nHoldDownMaxSec=x\n", "test.conf:2: ", "0 to 86400" },
 		{ "[Daemon]\nFallback=flush\n", "test.conf:2: ", "none or drain" },
-		{ "[Daemon]\nHoldOnFlushErrorMSec=600001\n", "test.conf:2: ", "0 to 600000" },
-		{ "[Daemon]\nHoldOnFlushErrorMSec=1e3\n", "test.conf:2: ", "0 to 600000" },
-		{ "[Daemon]\nAdoptHoldOnFlushErrorMSec=+5\n", "test.conf:2: ", "0 to 600000" },
+		{ "[Daemon]\nHoldOnFlushErrorMSec=60001\n", "test.conf:2: ", "0 to 60000" },
+		{ "[Daemon]\nHoldOnFlushErrorMSec=1e3\n", "test.conf:2: ", "0 to 60000" },
+		{ "[Daemon]\nAdoptHoldOnFlushErrorMSec=+5\n", "test.conf:2: ", "0 to 60000" },
 		{ "[Daemon]\nHoldOnFlushErrorMSec=99999999999999999999999\n", "test.conf:2: ",
-		  "0 to 600000" },
+		  "0 to 60000" },
 		{ "[Mapping]\n", "test.conf:1: ", "[Mapping] without Name=" },
 		{ "\n[Mapping]\nDevice=/dev/sda\n", "test.conf:2: ", "[Mapping] without Name=" },
 		{ "[Mapping]\nName=a\n[Daemon]\n", "test.conf:1: ", "[Mapping] 'a' without Device=" },
@@ -106,7 +106,7 @@ static void test_malformed(void **unused)
 		{ "[Mapping]\nName=a\nDevice=/dev/sda\nPin=maybe\n", "test.conf:4: ", "yes or no" },
 		{ "[Mapping]\nName=a\nDevice=/dev/sda\nFallback=fua\n", "test.conf:4: ", "none or drain" },
 		{ "[Mapping]\nName=a\nDevice=/dev/sda\nHoldOnFlushErrorMSec=700000\n", "test.conf:4: ",
-		  "0 to 600000" },
+		  "0 to 60000" },
 		{ "[Mapping]\nName=first\nDevice=/dev/sdb\n", "test.conf:2: ",
 		  "Name=first: already configured at test.conf:4" },
 		{ "[Mapping]\nName=b\nDevice=/dev/sdb\n[Mapping]\nName=b\nDevice=/dev/sdc\n",
@@ -210,7 +210,7 @@ static void test_good(void **unused)
 			       "HoldDownMaxSec=2\n"
 			       "Fallback=none\n"
 			       "HoldOnFlushErrorMSec=0\n"
-			       "AdoptHoldOnFlushErrorMSec=600000\n"
+			       "AdoptHoldOnFlushErrorMSec=60000\n"
 			       "[Mapping]\n"
 			       "Name=data.1\n"
 			       "Device=/dev/disk/by-id/ata-QEMU_HARDDISK_DMB-IDE\n"
@@ -234,7 +234,7 @@ static void test_good(void **unused)
 	assert_int_equal(c.policy.holddown_max_usec, 5 * USEC_PER_SEC);
 	assert_int_equal(c.fallback, DMB_FALLBACK_NONE);
 	assert_int_equal(c.hold_ms, 0);
-	assert_int_equal(c.adopt_hold_ms, 600000);
+	assert_int_equal(c.adopt_hold_ms, 60000);
 	assert_int_equal(c.n_mappings, 2);
 	m = &c.mappings[0];
 	assert_string_equal(m->name, "data.1");

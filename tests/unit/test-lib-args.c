@@ -76,12 +76,12 @@ static void test_create(void **state)
 	assert_false(a.have_mode || a.have_fallback || a.have_hold || a.have_offset ||
 		     a.have_length);
 
-	a = parse_ok("create x 8:0 --mode drain --fallback=drain --hold-on-flush-error 600000 "
+	a = parse_ok("create x 8:0 --mode drain --fallback=drain --hold-on-flush-error 60000 "
 		     "--offset=8 --length 1024");
 	assert_true(a.have_mode);
 	assert_int_equal(a.mode, DMB_MODE_DRAIN);
 	assert_int_equal(a.fallback, DMB_FALLBACK_DRAIN);
-	assert_int_equal(a.hold_ms, 600000);
+	assert_int_equal(a.hold_ms, 60000);
 	assert_int_equal(a.offset, 8);
 	assert_int_equal(a.length, 1024);
 
@@ -116,10 +116,10 @@ static void test_create_bad(void **state)
 	parse_bad("create safe /dev/sda --mode FLUSH", "unknown mode");
 	parse_bad("create safe /dev/sda --mode=", "unknown mode ''");
 	parse_bad("create safe /dev/sda --fallback fua", "not none or drain");
-	parse_bad("create safe /dev/sda --hold-on-flush-error 600001", "0 to 600000");
-	parse_bad("create safe /dev/sda --hold-on-flush-error -1", "0 to 600000");
-	parse_bad("create safe /dev/sda --hold-on-flush-error 5s", "0 to 600000");
-	parse_bad("create safe /dev/sda --hold-on-flush-error 99999999999999999999", "0 to 600000");
+	parse_bad("create safe /dev/sda --hold-on-flush-error 60001", "0 to 60000");
+	parse_bad("create safe /dev/sda --hold-on-flush-error -1", "0 to 60000");
+	parse_bad("create safe /dev/sda --hold-on-flush-error 5s", "0 to 60000");
+	parse_bad("create safe /dev/sda --hold-on-flush-error 99999999999999999999", "0 to 60000");
 	parse_bad("create safe /dev/sda --offset -8", "not a number of sectors");
 	parse_bad("create safe /dev/sda --offset 0x10", "not a number of sectors");
 	parse_bad("create safe /dev/sda --offset 18446744073709551616", "not a number of sectors");

@@ -220,7 +220,7 @@ static void test_table_good(void **state)
 			 0);
 	assert_int_equal(t.mode, DMB_MODE_DRAIN);
 	assert_int_equal(t.hold_ms, 5000);
-	assert_int_equal(dmb_table_parse("253:17 8 3 hold_on_flush_error:600000 fallback:drain "
+	assert_int_equal(dmb_table_parse("253:17 8 3 hold_on_flush_error:60000 fallback:drain "
 					 "mode:passthrough",
 					 &t, NULL, 0),
 			 0);
@@ -228,7 +228,7 @@ static void test_table_good(void **state)
 	assert_int_equal(t.offset, 8);
 	assert_int_equal(t.mode, DMB_MODE_PASSTHROUGH);
 	assert_int_equal(t.fallback, DMB_FALLBACK_DRAIN);
-	assert_int_equal(t.hold_ms, 600000);
+	assert_int_equal(t.hold_ms, 60000);
 	assert_int_equal(dmb_table_parse("4095:1048575 18446744073709551615 1 fallback:none", &t,
 					 NULL, 0),
 			 0);
@@ -265,7 +265,7 @@ static void test_table_bad(void **state)
 	table_bad("8:0 0 1 mode:bogus", "unknown mode");
 	table_bad("8:0 0 1 fallback:fua", "fallback fua");
 	table_bad("8:0 0 1 fallback:", "empty fallback");
-	table_bad("8:0 0 1 hold_on_flush_error:600001", "hold over limit");
+	table_bad("8:0 0 1 hold_on_flush_error:60001", "hold over limit");
 	table_bad("8:0 0 1 hold_on_flush_error:-1", "hold negative");
 	table_bad("8:0 0 1 hold_on_flush_error:", "hold empty");
 	table_bad("8:0 0 1 hold_on_flush_error:05", "hold leading zero");
