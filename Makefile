@@ -37,6 +37,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/fuzz/build.mk
 -include tests/tools/build.mk
 -include tests/target/build.mk
+-include tests/campaign/build.mk
 -include bench/build.mk
 
 .PHONY: all module userspace test-modules deps check check-host check-unit \
@@ -63,8 +64,10 @@ deps:
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target W=1 modules
 
+# Test-only modules the guest tests load (tests/vm/*mod/).
+TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/biomod tests/vm/kdelaymod
 test-modules:
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod modules
+	@set -e; for d in $(TEST_MODULE_DIRS); do $(MAKE) -C $(KDIR) M=$(CURDIR)/$$d W=1 modules; done
 
 CHECKPATCH_DIR := $(BUILD)/checkpatch
 $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
@@ -76,7 +79,8 @@ $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
 
 checkpatch: $(CHECKPATCH_DIR)/scripts/checkpatch.pl
 	$(CHECKPATCH_DIR)/scripts/checkpatch.pl --no-tree --strict -f \
-		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h tests/vm/warnmod/dmb_warn.c
+		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h \
+		$(filter-out %.mod.c,$(wildcard $(addsuffix /*.c,$(TEST_MODULE_DIRS))))
 
 # -------------------------------------------------------------- userspace
 userspace: $(USERSPACE)
@@ -189,5 +193,5 @@ bench: deps
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target clean
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod clean
+	for d in $(TEST_MODULE_DIRS); do $(MAKE) -C $(KDIR) M=$(CURDIR)/$$d clean; done
 	rm -rf build

@@ -125,3 +125,46 @@ bg_out() { cat "$WORK/$1.out"; }
 # kmsg_has PATTERN: does the kernel log contain PATTERN (grep -E)?  (Not
 # `dmesg | grep -q`: with pipefail, grep's early exit fails the pipeline.)
 kmsg_has() { grep -qE -- "$1" <(dmesg); }
+
+# ------------------------------------------------------- test modules
+# load_testmod NAME [PARAM=VALUE...]: insmod the test-only module NAME.ko
+# from tests/vm/*/ (make test-modules builds them), once per boot.
+load_testmod() {
+	local name=$1 ko
+	shift
+	grep -q "^$name " /proc/modules && return 0
+	ko=$(find "$PROJECT/tests/vm" -name "$name.ko" | head -n 1)
+	[ -n "$ko" ] || fail "$name.ko is not built (make test-modules)"
+	insmod "$ko" "$@"
+}
+
+# make_fault NAME DEV [FEATURES...]: a dmb_fault mapping (tests/vm/faultmod)
+# over all of DEV, whose faults `fault NAME ...` sets at run time.
+make_fault() {
+	local name=$1 dev=$2 table
+	shift 2
+	load_testmod dmb_fault
+	table="0 $(sectors "$dev") dmb_fault $dev 0"
+	[ $# -gt 0 ] && table="$table $# $*"
+	dmsetup create "$name" --table "$table"
+}
+fault() { local name=$1; shift; dmsetup message "$name" 0 "$@"; }
+# fault_log NAME: the dmb_fault log lines of mapping NAME.
+fault_log() { grep "^$(dm_kname "$1") " /sys/kernel/debug/dmb_fault/log || true; }
+
+# dmb_bio (tests/vm/biomod): bios with the flags a test names.
+# bio_open DEV; bio_submit ID W|F FLAGS SECTOR SECTORS; bio_result ID
+# (errno or "pending"); bio_wait SECONDS ID...; bio_close.
+DMB_BIO=/sys/kernel/debug/dmb_bio
+bio_open() { load_testmod dmb_bio; echo "open $(lsblk -dno MAJ:MIN "$1" | tr -d ' ')" >"$DMB_BIO/ctl"; }
+bio_submit() { echo "submit $*" >"$DMB_BIO/ctl"; }
+bio_result() { awk -v id="$1" '$1 == id { print $2 }' "$DMB_BIO/results"; }
+bio_wait() {
+	local secs=$1 id
+	shift
+	for id in "$@"; do
+		wait_until "$secs" 'r=$(bio_result '"$id"'); [ -n "$r" ] && [ "$r" != pending ]' ||
+			fail "bio $id did not complete in ${secs}s"
+	done
+}
+bio_close() { echo close >"$DMB_BIO/ctl"; }
