@@ -1122,7 +1122,10 @@ static void counts(struct ctx *c)
 		tally_add(&ops[in->ops[i].kind], in->ops[i].result);
 	}
 	for (i = 0; i < in->nbios; i++) {
-		tally_add(&bios[strchr(bio_ops, in->bios[i].op) - bio_ops], in->bios[i].status);
+		const char *p = in->bios[i].op ? strchr(bio_ops, in->bios[i].op) : NULL;
+
+		if (p)
+			tally_add(&bios[p - bio_ops], in->bios[i].status);
 		injected += in->bios[i].injected;
 	}
 	if (!c->out)
