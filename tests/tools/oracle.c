@@ -56,10 +56,11 @@
  *   anything else needs one of: a bio with injected 1 completing in
  *   [submit_ns, complete_ns]; for W and S, a failed W bio of its own
  *   sector; for S and F, an open flush debt: an injected flush or FUA
- *   write failure completed before its complete_ns and no successful F bio
- *   completed between that failure and its submit_ns (the target fails the
- *   next barrier after a failed flush until a flush succeeds, and a held
- *   barrier fails when its hold expires, after the fault).
+ *   write failure completed before its complete_ns, and between that
+ *   failure and its submit_ns neither a successful F bio completed nor an
+ *   S op submitted after the failure returned 0 (the target fails the next
+ *   data barrier after a failed flush unless a flush succeeded in between;
+ *   a held barrier fails when its hold expires, after the fault).
  * 6 NO_HANG  Every op's complete_ns - submit_ns <= (hold_ms + slack_ms) ms
  *   (hold_ms: --hold-ms, else the start event's).  The ops log must be
  *   whole: no last line cut short, ids 0..n-1 each once, a "# end" trailer
@@ -506,6 +507,9 @@ struct ctx {
 	size_t nffail;
 	uint64_t *fok;		/* complete times of successful F bios */
 	size_t nfok;
+	struct fref *sok;	/* S ops that returned 0, by submit time */
+	uint64_t *sok_sub, *sok_sufmin;
+	size_t nsok;
 	uint64_t *seg_t;	/* the timeline: mode seg_m[i] from seg_t[i] on */
 	enum orc_mode *seg_m;
 	size_t nseg;
@@ -688,6 +692,23 @@ static int build_indexes(struct ctx *c)
 			c->fl_sufmin[i] = c->fl_sufmin[i + 1];
 	}
 	c->rep->injected = c->ninj;
+
+	c->sok = calloc(in->nops + 1, sizeof(*c->sok));
+	c->sok_sub = calloc(in->nops + 1, sizeof(*c->sok_sub));
+	c->sok_sufmin = calloc(in->nops + 1, sizeof(*c->sok_sufmin));
+	if (!c->sok || !c->sok_sub || !c->sok_sufmin)
+		return -ENOMEM;
+	for (i = 0; i < in->nops; i++)
+		if (in->ops[i].kind == ORC_OP_S && !in->ops[i].result)
+			c->sok[c->nsok++] = (struct fref){ .sub = in->ops[i].sub, .comp = in->ops[i].comp };
+	qsort(c->sok, c->nsok, sizeof(*c->sok), cmp_fref);
+	for (i = 0; i < c->nsok; i++)
+		c->sok_sub[i] = c->sok[i].sub;
+	for (i = c->nsok; i-- > 0;) {
+		c->sok_sufmin[i] = c->sok[i].comp;
+		if (i + 1 < c->nsok && c->sok_sufmin[i + 1] < c->sok_sufmin[i])
+			c->sok_sufmin[i] = c->sok_sufmin[i + 1];
+	}
 	return 0;
 }
 
@@ -953,8 +974,11 @@ static void check_errors(struct ctx *c)
 				if (f) {
 					uint64_t tf = c->ffail[f - 1];
 					size_t s = upper_bound(c->fok, c->nfok, tf);
+					size_t p = upper_bound(c->sok_sub, c->nsok, tf);
 
-					debt = s == c->nfok || c->fok[s] >= op->sub;
+					/* Paid by a flush, or taken by a barrier that succeeded. */
+					debt = (s == c->nfok || c->fok[s] >= op->sub) &&
+					       (p == c->nsok || c->sok_sufmin[p] >= op->sub);
 				}
 			}
 			if (debt) {
@@ -1159,6 +1183,9 @@ static void ctx_free(struct ctx *c)
 	free(c->inj);
 	free(c->ffail);
 	free(c->fok);
+	free(c->sok);
+	free(c->sok_sub);
+	free(c->sok_sufmin);
 	free(c->seg_t);
 	free(c->seg_m);
 	free(c->ev_t);

@@ -522,6 +522,25 @@ static void test_flush_debt(void **state)
 	expect_text(&r, "op 1 (S thread 1");
 	done(&r);
 
+	/* An S op submitted after the failure succeeded: the debt was taken. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 1 S 8 8 300 400 -5\n2 2 S 16 8 160 250 0\n",
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n"
+	      "d 3 170 180 W FUA 16 8 0 0\n",
+	      START_FLUSH_DRAIN);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "op 1 (S thread 1");
+	done(&r);
+
+	/* ... but not one submitted before it. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 1 S 8 8 300 400 -5\n2 2 S 16 8 90 250 0\n",
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n"
+	      "d 3 95 100 W FUA 16 8 0 0\n",
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	done(&r);
+
 	/* Plain writes carry no debt. */
 	check(&r, "0 0 S 0 8 100 200 -5\n1 1 W 8 8 300 400 -5\n",
 	      "d 1 110 120 W - 0 8 0 0\nd 2 130 150 F PREFLUSH 0 0 -5 1\n", START_FLUSH_DRAIN);
