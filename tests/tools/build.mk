@@ -28,3 +28,18 @@ USERSPACE += $(TOOLS_REPLAY)
 $(TOOLS_REPLAY): $(BUILD)/obj/tests/tools/dmb-replay-log.o $(TOOLS_REPLAY_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+# Fault campaign: the workload (faultload.c) and the oracle (oracle.c,
+# shared with tests/unit/test-tools-oracle.c) over its three logs.
+TOOLS_FAULTLOAD := $(TOOLS_DIR)/dmb-faultload
+TOOLS_ORACLE := $(TOOLS_DIR)/dmb-oracle
+TOOLS_ORACLE_OBJS := $(BUILD)/obj/tests/tools/oracle.o
+USERSPACE += $(TOOLS_FAULTLOAD) $(TOOLS_ORACLE)
+
+$(TOOLS_FAULTLOAD): $(BUILD)/obj/tests/tools/faultload.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
+
+$(TOOLS_ORACLE): $(BUILD)/obj/tests/tools/dmb-oracle.o $(TOOLS_ORACLE_OBJS)
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^

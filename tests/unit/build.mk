@@ -50,3 +50,12 @@ UNIT_TESTS += $(UNIT_REPLAY_TESTS)
 $(UNIT_REPLAY_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/tools/replay.o
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(UNIT_CMOCKA_LIBS)
+
+# ---------------------------------------------- tools (fault campaign oracle)
+# test-tools-oracle.c: the oracle's rules on synthetic ops, bio and event logs.
+UNIT_ORACLE_TESTS := $(UNIT_DIR)/test-tools-oracle
+UNIT_TESTS += $(UNIT_ORACLE_TESTS)
+
+$(UNIT_ORACLE_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(BUILD)/obj/tests/tools/oracle.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(UNIT_CMOCKA_LIBS)

@@ -1,0 +1,756 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * test-tools-oracle.c: the fault campaign's oracle (tests/tools/oracle.c)
+ * on synthetic ops, bio and event logs written here as text: for each rule
+ * a run that passes and one that breaks it, the parsers on malformed
+ * lines, and a 20k-op / 100k-bio run that must check in well under a
+ * second.
+ */
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <cmocka.h>
+
+#include "../tools/oracle.h"
+
+/* ------------------------------------------------------------ harness */
+
+struct result {
+	struct orc_report rep;
+	char *text;	/* the report */
+	size_t len;
+};
+
+static FILE *str_file(const char *s)
+{
+	FILE *f = fmemopen((void *)s, strlen(s), "r");
+
+	assert_non_null(f);
+	return f;
+}
+
+static void load(struct orc_input *in, const char *ops, const char *bios, const char *events)
+{
+	uint32_t bad = 0;
+	FILE *f;
+
+	/* fmemopen of an empty buffer fails on old glibc: an empty log is no log. */
+	if (ops && *ops) {
+		f = str_file(ops);
+		assert_int_equal(orc_read_ops(in, f, &bad), 0);
+		fclose(f);
+	}
+	if (bios && *bios) {
+		f = str_file(bios);
+		assert_int_equal(orc_read_bios(in, f, &bad), 0);
+		fclose(f);
+	}
+	if (events && *events) {
+		f = str_file(events);
+		assert_int_equal(orc_read_events(in, f, &bad), 0);
+		fclose(f);
+	}
+}
+
+static void check_with(struct result *res, const char *ops, const char *bios, const char *events,
+		       int64_t hold_ms)
+{
+	struct orc_opts o = { .hold_ms = hold_ms, .slack_ms = 1000, .max_report = 100 };
+	struct orc_input in = { 0 };
+	FILE *out;
+
+	*res = (struct result){ 0 };
+	load(&in, ops, bios, events);
+	out = open_memstream(&res->text, &res->len);
+	assert_non_null(out);
+	assert_int_equal(orc_check(&in, &o, &res->rep, out), 0);
+	fclose(out);
+	orc_input_free(&in);
+	if (getenv("ORACLE_TEST_VERBOSE"))
+		fputs(res->text, stderr);
+}
+
+static void check(struct result *res, const char *ops, const char *bios, const char *events)
+{
+	check_with(res, ops, bios, events, -1);
+}
+
+static void done(struct result *res)
+{
+	free(res->text);
+}
+
+/* Exactly @n violations of @rule, none of any other rule. */
+static void expect_only(const struct result *res, enum orc_rule rule, uint64_t n)
+{
+	for (int r = 0; r < ORC_NRULES; r++) {
+		uint64_t want = r == (int)rule ? n : 0;
+
+		if (res->rep.violations[r] != want)
+			fprintf(stderr, "rule %s: %llu violations, want %llu\n%s", orc_rule_names[r],
+				(unsigned long long)res->rep.violations[r], (unsigned long long)want,
+				res->text);
+		assert_int_equal(res->rep.violations[r], want);
+	}
+}
+
+static void expect_clean(const struct result *res)
+{
+	expect_only(res, ORC_TIMELINE, 0);
+}
+
+static void expect_text(const struct result *res, const char *s)
+{
+	if (!strstr(res->text, s))
+		fprintf(stderr, "no \"%s\" in:\n%s", s, res->text);
+	assert_non_null(strstr(res->text, s));
+}
+
+#define START_FLUSH_NONE "0 start flush none 0\n"
+#define START_FLUSH_DRAIN "0 start flush drain 0\n"
+
+/* ------------------------------------------------------------ parsers */
+
+static void test_parse(void **state)
+{
+	struct orc_op op;
+	struct orc_bio b;
+	struct orc_event ev;
+
+	(void)state;
+	assert_int_equal(orc_parse_op("3 1 S 24 8 100 200 -5", &op), 0);
+	assert_int_equal(op.id, 3);
+	assert_int_equal(op.kind, ORC_OP_S);
+	assert_int_equal(op.sector, 24);
+	assert_int_equal(op.result, -5);
+	assert_int_equal(orc_parse_op("3 1 X 24 8 100 200 0", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 W 24 8 100 200 0 junk", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 W 24 8 100 200 5", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 W 24 8 100", &op), -EINVAL);
+
+	assert_int_equal(orc_parse_bio("dmb0 7 10 20 W SYNC,FUA 16 8 -28 1", &b), 0);
+	assert_int_equal(b.flags, ORC_SYNC | ORC_FUAF);
+	assert_int_equal(b.status, -28);
+	assert_true(b.injected);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH 0 0 0 0", &b), 0);
+	assert_int_equal(b.flags, ORC_PREFLUSH);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F - 0 0 0 0", &b), 0);
+	assert_int_equal(b.flags, 0);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH,BOGUS 0 0 0 0", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH, 0 0 0 0", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 Q - 0 0 0 0", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 W - 0 8 0 2", &b), -EINVAL);
+
+	assert_int_equal(orc_parse_event("5 start fua drain 3000", &ev), 0);
+	assert_int_equal(ev.mode, ORC_FUA);
+	assert_int_equal(ev.fallback, ORC_DRAIN);
+	assert_int_equal(ev.hold_ms, 3000);
+	assert_int_equal(orc_parse_event("5 start fua flush 0", &ev), -EINVAL);
+	assert_int_equal(orc_parse_event("6 mode passthrough", &ev), 0);
+	assert_int_equal(ev.mode, ORC_PASSTHROUGH);
+	assert_int_equal(orc_parse_event("6 mode sideways", &ev), -EINVAL);
+	assert_int_equal(orc_parse_event("7 fault fail flush 3 times -EIO", &ev), 0);
+	assert_int_equal(orc_parse_event("8 suspend", &ev), 0);
+	assert_int_equal(orc_parse_event("8 suspend now", &ev), -EINVAL);
+	assert_int_equal(orc_parse_event("9 explode", &ev), -EINVAL);
+}
+
+static void test_read_malformed(void **state)
+{
+	struct orc_input in = { 0 };
+	uint32_t bad = 0;
+	FILE *f;
+
+	(void)state;
+	f = str_file("# dmb-faultload seed 1\n0 0 W 0 8 1 2 0\n1 0 W 8 8 1\n2 0 W 16 8 1 2 0\n");
+	assert_int_equal(orc_read_ops(&in, f, &bad), -EINVAL);
+	assert_int_equal(bad, 3);
+	fclose(f);
+	orc_input_free(&in);
+
+	/* The last line cut short: not malformed, truncated. */
+	f = str_file("0 0 W 0 8 1 2 0\n1 0 W 8 8 1");
+	assert_int_equal(orc_read_ops(&in, f, &bad), 0);
+	assert_int_equal(in.nops, 1);
+	assert_true(in.ops_truncated);
+	fclose(f);
+	orc_input_free(&in);
+
+	f = str_file("# a comment\ndmb0 1 1 2 W - 0 8 0 0\n# overflow 12\ndmb0 x\n");
+	assert_int_equal(orc_read_bios(&in, f, &bad), -EINVAL);
+	assert_int_equal(bad, 4);
+	assert_true(in.bios_overflow);
+	fclose(f);
+	orc_input_free(&in);
+
+	f = str_file("0 start flush none 0\n10 reload\n");
+	assert_int_equal(orc_read_events(&in, f, &bad), -EINVAL);
+	assert_int_equal(bad, 2);
+	fclose(f);
+	orc_input_free(&in);
+}
+
+/* ---------------------------------------------------- rule 1: timeline */
+
+static void test_timeline(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* An S op with its FUA write and post-flush in mode flush. */
+	check(&r, "0 0 S 0 8 100 300 0\n",
+	      "d 1 110 150 W FUA 0 8 0 0\nd 2 160 200 F PREFLUSH 0 0 0 0\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* No start event. */
+	check(&r, "0 0 W 0 8 100 300 0\n", "d 1 110 150 W - 0 8 0 0\n", "50 mode flush\n");
+	expect_only(&r, ORC_TIMELINE, 1);
+	expect_text(&r, "no start event");
+	done(&r);
+
+	/* Events out of order, and one before the start. */
+	check(&r, "", "", "100 start flush none 0\n50 mode drain\n");
+	expect_only(&r, ORC_TIMELINE, 2);
+	done(&r);
+
+	/* An S op succeeded while the whole of it was in mode none. */
+	check(&r, "0 0 S 0 8 100 300 0\n", "d 1 110 150 W FUA 0 8 0 0\n", "0 start none none 0\n");
+	expect_only(&r, ORC_TIMELINE, 1);
+	expect_text(&r, "mode none for all of it");
+	done(&r);
+
+	/* ... which an injected flush failure in flush mode explains too. */
+	check(&r, "0 0 S 0 8 100 300 0\n1 0 S 8 8 400 500 -95\n",
+	      "d 1 110 150 W FUA 0 8 0 0\nd 2 160 200 F PREFLUSH 0 0 0 0\n"
+	      "d 3 310 320 F PREFLUSH 0 0 -5 1\n",
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	assert_int_equal(r.rep.mode_segments, 2);
+	expect_text(&r, "timeline 320 none");
+	done(&r);
+
+	/* A failure in drain mode switches nothing: EOPNOTSUPP after it is spurious. */
+	check(&r, "0 0 S 8 8 400 500 -95\n", "d 3 310 320 F PREFLUSH 0 0 -5 1\n",
+	      "0 start drain none 0\n");
+	expect_only(&r, ORC_SPURIOUS, 1);
+	assert_int_equal(r.rep.mode_segments, 1);
+	done(&r);
+}
+
+/* ------------------------------------------------ rule 2: durability */
+
+static void test_durable_flush(void **state)
+{
+	static const char ops[] =
+		"0 0 W 0 8 100 200 0\n"
+		"1 1 S 8 8 300 600 0\n";
+	struct result r;
+
+	(void)state;
+	/* The W's write is flushed by the S op's post-flush: durable. */
+	check(&r, ops,
+	      "d 1 110 150 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	assert_int_equal(r.rep.checked[ORC_DURABLE], 1);
+	done(&r);
+
+	/* The only flush after the write failed (the disk, not a fault): false success. */
+	check(&r, ops,
+	      "d 1 110 150 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 -5 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_DURABLE, 1);
+	expect_text(&r, "write op 0 (sector 0, acked at 200) is not durable");
+	done(&r);
+
+	/* Same, with a later flush that succeeded. */
+	check(&r, ops,
+	      "d 1 110 150 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 -5 0\n"
+	      "d 4 410 450 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* A flush submitted before the write completed does not count. */
+	check(&r, ops,
+	      "d 1 110 250 W - 0 8 0 0\n"
+	      "d 3 240 400 F PREFLUSH 0 0 0 0\n"
+	      "d 2 410 450 W FUA 8 8 0 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_DURABLE, 2);	/* the write acked before its bio completed, too */
+	done(&r);
+
+	/* A flush completing after the op does not count either. */
+	check(&r, ops,
+	      "d 1 110 150 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 700 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+}
+
+static void test_durable_fua(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* A FUA write is durable when it completes, without any flush. */
+	check(&r, "0 0 S 0 8 100 300 0\n", "d 1 110 150 W SYNC,FUA 0 8 0 0\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* Without FUA and without a flush its own write is not durable. */
+	check(&r, "0 0 S 0 8 100 300 0\n", "d 1 110 150 W SYNC 0 8 0 0\n", START_FLUSH_NONE);
+	expect_only(&r, ORC_DURABLE, 1);
+	expect_text(&r, "its own write is not durable");
+	done(&r);
+
+	/* A W op's FUA write counts for a later F op as well. */
+	check(&r, "0 0 W 0 8 100 200 0\n1 1 F 0 0 300 400 0\n", "d 1 110 150 W FUA 0 8 0 0\n",
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+}
+
+static void test_durable_exempt(void **state)
+{
+	static const char ops[] = "0 0 W 0 8 100 200 0\n1 1 F 0 0 300 600 0\n";
+	static const char bios[] = "d 1 110 150 W - 0 8 0 0\n";
+	struct result r;
+
+	(void)state;
+	/* The F op returned 0 with no flush reaching the disk: violation. */
+	check(&r, ops, bios, START_FLUSH_NONE);
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+
+	/* A mode message inside its window: exempt. */
+	check(&r, ops, bios, START_FLUSH_NONE "400 mode flush\n");
+	expect_clean(&r);
+	assert_int_equal(r.rep.exempt_durable, 1);
+	done(&r);
+
+	/* So are suspend and resume, and a reload. */
+	check(&r, ops, bios, START_FLUSH_NONE "300 suspend\n");
+	expect_clean(&r);
+	done(&r);
+	check(&r, ops, bios, START_FLUSH_NONE "600 reload flush\n");
+	expect_clean(&r);
+	done(&r);
+
+	/* A message outside the window does not exempt it. */
+	check(&r, ops, bios, START_FLUSH_NONE "250 mode fua\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+
+	/* Submitted in a mode that does not promise durability: not checked. */
+	check(&r, ops, bios, "0 start drain none 0\n");
+	expect_clean(&r);
+	assert_int_equal(r.rep.checked[ORC_DURABLE], 0);
+	done(&r);
+	check(&r, ops, bios, "0 start passthrough none 0\n");
+	expect_clean(&r);
+	done(&r);
+
+	/* A fallback inside its window (an injected flush failure): exempt. */
+	check(&r, ops, "d 1 110 150 W - 0 8 0 0\nd 2 310 320 F PREFLUSH 0 0 -5 1\n",
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	assert_int_equal(r.rep.exempt_durable, 1);
+	done(&r);
+
+	/* Writes from a non-durable time still need the flush of a later durable op. */
+	check(&r, ops, bios, "0 start drain none 0\n250 mode flush\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+}
+
+static void test_never_reached(void **state)
+{
+	struct result r;
+
+	(void)state;
+	check(&r, "0 0 W 0 8 100 200 0\n1 0 W 8 8 300 400 0\n", "d 1 110 150 W - 0 8 0 0\n",
+	      "0 start drain none 0\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	expect_text(&r, "op 1 (W thread 0 sector 8");
+	expect_text(&r, "never reached the device");
+	done(&r);
+}
+
+/* --------------------------------------------- rule 3: write errors */
+
+static void test_write_error(void **state)
+{
+	struct result r;
+
+	(void)state;
+	check(&r, "0 0 W 0 8 100 200 0\n", "d 1 110 150 W - 0 8 0 0\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	assert_int_equal(r.rep.checked[ORC_WRITE_ERROR], 1);
+	done(&r);
+
+	check(&r, "0 0 W 0 8 100 200 0\n", "d 1 110 150 W - 0 8 -5 1\n", START_FLUSH_NONE);
+	expect_only(&r, ORC_WRITE_ERROR, 1);
+	expect_text(&r, "returned 0 but its W bio failed with -5");
+	done(&r);
+
+	/* A failed bio then a successful one (a retry): the last one counts. */
+	check(&r, "0 0 W 0 8 100 200 0\n", "d 1 110 120 W - 0 8 -5 1\nd 2 130 150 W - 0 8 0 0\n",
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+}
+
+/* ---------------------------------------------- rule 4: status kept */
+
+static void test_status_kept(void **state)
+{
+	struct result r;
+
+	(void)state;
+	check(&r, "0 0 W 0 8 100 200 -28\n", "d 1 110 150 W - 0 8 -28 1\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* ENOSPC injected, EIO returned. */
+	check(&r, "0 0 W 0 8 100 200 -5\n", "d 1 110 150 W - 0 8 -28 1\n", START_FLUSH_NONE);
+	expect_only(&r, ORC_STATUS_KEPT, 1);
+	expect_text(&r, "failed with injected -28");
+	done(&r);
+
+	/* ENODATA on a FUA write of an S op. */
+	check(&r, "0 0 S 0 8 100 200 -61\n", "d 1 110 150 W FUA 0 8 -61 1\n", START_FLUSH_DRAIN);
+	expect_clean(&r);
+	done(&r);
+	check(&r, "0 0 S 0 8 100 200 -5\n", "d 1 110 150 W FUA 0 8 -61 1\n", START_FLUSH_DRAIN);
+	expect_only(&r, ORC_STATUS_KEPT, 1);
+	done(&r);
+
+	/* An injected EIO may come back as EIO, of course. */
+	check(&r, "0 0 W 0 8 100 200 -5\n", "d 1 110 150 W - 0 8 -5 1\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+}
+
+/* --------------------------------------- rule 5: no spurious failure */
+
+static void test_spurious(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* EIO on an op with no injected fault in its window. */
+	check(&r, "0 0 F 0 0 100 200 -5\n", "d 1 110 150 F PREFLUSH 0 0 0 0\n", START_FLUSH_NONE);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "no injected fault in its window");
+	done(&r);
+
+	/* An injected fault (any bio) completing inside the window. */
+	check(&r, "0 0 F 0 0 100 200 -5\n", "d 1 110 150 F PREFLUSH 0 0 -5 1\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* ... but not one completing after the op returned. */
+	check(&r, "0 0 F 0 0 100 200 -5\n", "d 1 110 250 F PREFLUSH 0 0 -5 1\n", "0 start drain none 0\n");
+	expect_only(&r, ORC_SPURIOUS, 1);
+	done(&r);
+
+	/* A write whose own bio failed (not injected: the disk) may fail. */
+	check(&r, "0 0 W 0 8 100 200 -5\n", "d 1 110 150 W - 0 8 -5 0\n", START_FLUSH_NONE);
+	expect_clean(&r);
+	done(&r);
+
+	/* EOPNOTSUPP needs mode none. */
+	check(&r, "0 0 S 0 8 100 200 -95\n", "", START_FLUSH_NONE);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "-EOPNOTSUPP but the mode was flush");
+	done(&r);
+	check(&r, "0 0 S 0 8 100 200 -95\n", "", START_FLUSH_NONE "150 mode none\n");
+	expect_clean(&r);
+	done(&r);
+	check(&r, "0 0 S 0 8 100 200 -95\n", "", "0 start none none 0\n");
+	expect_clean(&r);
+	done(&r);
+	/* Mode none before the op but not during it. */
+	check(&r, "0 0 S 0 8 100 200 -95\n", "", "0 start none none 0\n50 mode drain\n");
+	expect_only(&r, ORC_SPURIOUS, 1);
+	done(&r);
+}
+
+static void test_flush_debt(void **state)
+{
+	/* Op 0's flush fails (injected), the mode falls back to drain; op 1,
+	 * the next barrier, fails too with no fault in its own window. */
+	static const char ops[] =
+		"0 0 S 0 8 100 200 -5\n"
+		"1 1 S 8 8 300 400 -5\n";
+	struct result r;
+
+	(void)state;
+	check(&r, ops,
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n",
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	assert_int_equal(r.rep.flush_debt, 1);
+	done(&r);
+
+	/* A flush succeeded in between: the debt is paid, op 1's EIO is spurious. */
+	check(&r, ops,
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n"
+	      "d 3 250 260 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_DRAIN);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "op 1 (S thread 1");
+	done(&r);
+
+	/* An S op submitted after the failure succeeded: the debt was taken. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 1 S 8 8 300 400 -5\n2 2 S 16 8 160 250 0\n",
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n"
+	      "d 3 170 180 W FUA 16 8 0 0\n",
+	      START_FLUSH_DRAIN);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "op 1 (S thread 1");
+	done(&r);
+
+	/* ... but not one submitted before it. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 1 S 8 8 300 400 -5\n2 2 S 16 8 90 250 0\n",
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n"
+	      "d 3 95 100 W FUA 16 8 0 0\n",
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	done(&r);
+
+	/* Plain writes carry no debt. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 1 W 8 8 300 400 -5\n",
+	      "d 1 110 120 W - 0 8 0 0\nd 2 130 150 F PREFLUSH 0 0 -5 1\n", START_FLUSH_DRAIN);
+	expect_only(&r, ORC_SPURIOUS, 1);
+	done(&r);
+}
+
+/* ------------------------------------------------------ rule 6: hangs */
+
+static void test_hang(void **state)
+{
+	static const char bios[] = "d 1 110 150 W - 0 8 0 0\n";
+	struct result r;
+
+	(void)state;
+	/* 1.5 s for a write: over slack 1000 ms with no hold. */
+	check(&r, "0 0 W 0 8 100 1500000100 0\n", bios, "0 start drain none 0\n");
+	expect_only(&r, ORC_HANG, 1);
+	expect_text(&r, "more than hold 0 + slack 1000 ms");
+	done(&r);
+
+	/* With hold_on_flush_error 3000 from the start event: fine. */
+	check(&r, "0 0 W 0 8 100 1500000100 0\n", bios, "0 start drain none 3000\n");
+	expect_clean(&r);
+	done(&r);
+
+	/* --hold-ms overrides the start event. */
+	check_with(&r, "0 0 W 0 8 100 1500000100 0\n", bios, "0 start drain none 3000\n", 0);
+	expect_only(&r, ORC_HANG, 1);
+	done(&r);
+
+	/* A whole log from the tool. */
+	check(&r, "# dmb-faultload seed 1\n0 0 W 0 8 100 200 0\n# end 1 ops\n", bios,
+	      "0 start drain none 0\n");
+	expect_clean(&r);
+	done(&r);
+
+	/* No trailer: the tool did not finish. */
+	check(&r, "# dmb-faultload seed 1\n0 0 W 0 8 100 200 0\n", bios, "0 start drain none 0\n");
+	expect_only(&r, ORC_HANG, 1);
+	expect_text(&r, "did not finish");
+	done(&r);
+
+	/* The last line cut short. */
+	check(&r, "0 0 W 0 8 100 200 0\n1 0 W 8 8 3", bios, "0 start drain none 0\n");
+	expect_only(&r, ORC_HANG, 1);
+	expect_text(&r, "cut short");
+	done(&r);
+
+	/* A missing id, and a slow op that never completed. */
+	check(&r, "0 0 W 0 8 100 200 0\n# slow 1 1 F 0 150\n2 0 F 0 0 300 400 0\n", bios,
+	      "0 start drain none 0\n");
+	expect_only(&r, ORC_HANG, 2);
+	expect_text(&r, "op ids 1..1 never completed");
+	expect_text(&r, "op 1 (submitted 150, \"# slow\" at ops line 2) never completed");
+	done(&r);
+
+	/* A slow op that did complete. */
+	check(&r, "0 0 W 0 8 100 200 0\n# slow 1 1 F 0 150\n1 1 F 0 0 150 400 0\n", bios,
+	      "0 start drain none 0\n");
+	expect_clean(&r);
+	done(&r);
+}
+
+/* ----------------------------------------------------- rule 7: sanity */
+
+static void test_sanity(void **state)
+{
+	static const char ops[] = "0 0 W 0 8 100 200 0\n";
+	struct result r;
+
+	(void)state;
+	check(&r, ops, "d 1 110 150 W - 0 8 0 0\n", "0 start drain none 0\n");
+	expect_clean(&r);
+	done(&r);
+
+	check(&r, ops, "d 1 110 150 W - 0 8 0 0\n# overflow\n", "0 start drain none 0\n");
+	expect_only(&r, ORC_SANITY, 1);
+	expect_text(&r, "log overflow");
+	done(&r);
+
+	check(&r, ops, "d 1 160 150 W - 0 8 0 0\n", "0 start drain none 0\n");
+	expect_only(&r, ORC_SANITY, 1);
+	expect_text(&r, "before its submit");
+	done(&r);
+
+	check(&r, ops, "d 1 110 150 W - 0 8 0 0\nd 2 160 170 F PREFLUSH 0 8 0 0\n",
+	      "0 start drain none 0\n");
+	expect_only(&r, ORC_SANITY, 1);
+	expect_text(&r, "an F bio with 8 sectors");
+	done(&r);
+
+	check(&r, "0 0 W 0 8 100 200 0\n0 1 W 8 8 100 200 0\n",
+	      "d 1 110 150 W - 0 8 0 0\nd 2 110 150 W - 8 8 0 0\n", "0 start drain none 0\n");
+	expect_only(&r, ORC_SANITY, 1);
+	expect_text(&r, "logged twice");
+	done(&r);
+}
+
+static void test_summary(void **state)
+{
+	struct result r;
+
+	(void)state;
+	check(&r, "0 0 W 0 8 100 200 0\n1 1 W 8 8 100 200 -28\n",
+	      "d 1 110 150 W - 0 8 0 0\nd 2 110 150 W - 8 8 -28 1\n", "0 start drain none 0\n");
+	expect_clean(&r);
+	expect_text(&r, "NO_HANG pass 0\n");
+	expect_text(&r, "ops W 2: 0x1 -28x1\n");
+	expect_text(&r, "oracle: 2 ops, 2 bios, 1 injected faults, 0 violations\n");
+	assert_int_equal(r.rep.ops_kind[ORC_OP_W], 2);
+	assert_int_equal(r.rep.ops_failed[ORC_OP_W], 1);
+	done(&r);
+
+	check(&r, "0 0 W 0 8 100 200 0\n", "d 1 110 150 W - 0 8 -5 0\n", "0 start drain none 0\n");
+	expect_text(&r, "NO_FALSE_SUCCESS_WRITE_ERROR FAIL 1\n");
+	expect_text(&r, "1 violations\n");
+	done(&r);
+}
+
+/* --------------------------------------------------------- big input */
+
+/*
+ * 20k ops over 4 threads, 100k bios: each write's bio, each S op's FUA
+ * write and post-flush, each F op's flush, and the rest reads and other
+ * writes; a flush failure injected now and then with its op failing.
+ */
+static void test_big(void **state)
+{
+	enum { NOPS = 20000, NBIOS = 100000 };
+	struct orc_opts o = { .hold_ms = 0, .slack_ms = 1000, .max_report = 5 };
+	struct orc_input in = { 0 };
+	struct orc_report rep;
+	struct timespec t0, t1;
+	uint64_t t = 1000000;
+	double secs;
+
+	(void)state;
+	in.ops = calloc(NOPS, sizeof(*in.ops));
+	in.bios = calloc(NBIOS, sizeof(*in.bios));
+	in.events = calloc(1, sizeof(*in.events));
+	assert_non_null(in.ops);
+	assert_non_null(in.bios);
+	assert_non_null(in.events);
+	in.events[in.nevents++] = (struct orc_event){ .t = 0, .type = ORC_EV_START, .mode = ORC_FLUSH,
+						       .fallback = ORC_DRAIN };
+	for (uint64_t id = 0; id < NOPS; id++) {
+		struct orc_op *op = &in.ops[in.nops++];
+		enum orc_kind k = id % 10 < 7 ? ORC_OP_W : id % 10 < 9 ? ORC_OP_S : ORC_OP_F;
+
+		*op = (struct orc_op){ .id = id, .thread = id % 4, .kind = k, .sub = t };
+		if (k != ORC_OP_F) {
+			op->sector = id * 8;
+			op->sectors = 8;
+			in.bios[in.nbios++] = (struct orc_bio){
+				.seq = in.nbios, .sub = t + 10, .comp = t + 100, .op = 'W',
+				.sector = op->sector, .sectors = 8,
+				.flags = k == ORC_OP_S ? ORC_FUAF : 0 };
+		}
+		if (k != ORC_OP_W)
+			in.bios[in.nbios++] = (struct orc_bio){
+				.seq = in.nbios, .sub = t + 200, .comp = t + 300, .op = 'F',
+				.flags = ORC_PREFLUSH };
+		op->comp = t + 400;
+		t += 1000;
+	}
+	while (in.nbios < NBIOS) {
+		in.bios[in.nbios] = (struct orc_bio){ .seq = in.nbios, .sub = in.nbios * 200,
+						      .comp = in.nbios * 200 + 50, .op = 'R',
+						      .sector = 1u << 30, .sectors = 8 };
+		in.nbios++;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(orc_check(&in, &o, &rep, NULL), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "oracle: %zu ops, %zu bios checked in %.3f s\n", in.nops, in.nbios, secs);
+	assert_int_equal(orc_total_violations(&rep), 0);
+	assert_int_equal(rep.checked[ORC_DURABLE], NOPS * 3 / 10);
+	/* Generous for ASan/UBSan on a busy 2-core host; plain: ~0.02 s. */
+	assert_true(secs < 2.0);
+
+	/* Fail every flush (the disk, not injected): each S and F op has plain writes before it. */
+	for (size_t i = 0; i < in.nbios; i++)
+		if (in.bios[i].op == 'F')
+			in.bios[i].status = -5;
+	assert_int_equal(orc_check(&in, &o, &rep, NULL), 0);
+	assert_int_equal(rep.violations[ORC_DURABLE], NOPS * 3 / 10);
+	orc_input_free(&in);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse),
+		cmocka_unit_test(test_read_malformed),
+		cmocka_unit_test(test_timeline),
+		cmocka_unit_test(test_durable_flush),
+		cmocka_unit_test(test_durable_fua),
+		cmocka_unit_test(test_durable_exempt),
+		cmocka_unit_test(test_never_reached),
+		cmocka_unit_test(test_write_error),
+		cmocka_unit_test(test_status_kept),
+		cmocka_unit_test(test_spurious),
+		cmocka_unit_test(test_flush_debt),
+		cmocka_unit_test(test_hang),
+		cmocka_unit_test(test_sanity),
+		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_big),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
