@@ -18,7 +18,12 @@
  *           entries.
  *   events  the campaign runner: "<ns> start <mode> <fallback> <hold_ms>",
  *           "<ns> mode <m>", "<ns> reload <m>", "<ns> fault <text>",
- *           "<ns> suspend", "<ns> resume".
+ *           "<ns> suspend", "<ns> resume"; "<ns>" may be "<start_ns>
+ *           <end_ns>" (dmb-stamp: the action took effect somewhere in
+ *           between).  An event is in a window when its interval meets it;
+ *           a mode or reload event moves the timeline at its start when
+ *           the new mode is none, else at its end (no op is checked, nor
+ *           refused, for a mode it may not have had yet).
  *
  * The rules ("durable" = mode flush or fua):
  *
@@ -214,18 +219,25 @@ int orc_parse_event(const char *line, struct orc_event *ev)
 		[ORC_EV_START] = "start", [ORC_EV_MODE] = "mode", [ORC_EV_FAULT] = "fault",
 		[ORC_EV_SUSPEND] = "suspend", [ORC_EV_RESUME] = "resume", [ORC_EV_RELOAD] = "reload",
 	};
-	unsigned long long t, hold;
+	unsigned long long t, t_end, hold;
 	char name[16], a[16], b[16];
 	int n = -1, i;
 
-	if (sscanf(line, "%llu %15s%n", &t, name, &n) != 2 || n < 0)
-		return -EINVAL;
+	if (sscanf(line, "%llu %llu %15s%n", &t, &t_end, name, &n) == 3 && n >= 0) {
+		if (t_end < t)
+			return -EINVAL;
+	} else {
+		n = -1;
+		if (sscanf(line, "%llu %15s%n", &t, name, &n) != 2 || n < 0)
+			return -EINVAL;
+		t_end = t;
+	}
 	for (i = 0; i < ORC_EV_NR; i++)
 		if (!strcmp(name, names[i]))
 			break;
 	if (i == ORC_EV_NR)
 		return -EINVAL;
-	*ev = (struct orc_event){ .t = t, .type = (enum orc_event_type)i };
+	*ev = (struct orc_event){ .t = t, .t_end = t_end, .type = (enum orc_event_type)i };
 	line += n;
 	switch (ev->type) {
 	case ORC_EV_START:
@@ -513,8 +525,10 @@ struct ctx {
 	uint64_t *seg_t;	/* the timeline: mode seg_m[i] from seg_t[i] on */
 	enum orc_mode *seg_m;
 	size_t nseg;
-	uint64_t *ev_t;		/* mode, reload, suspend, resume events */
+	uint64_t *ev_s, *ev_t;	/* mode, reload, suspend, resume events: start, end */
 	size_t nev;
+	uint64_t *mr_end;	/* mode and reload events' ends */
+	size_t nmr;
 	uint64_t *durable;	/* per op: when its acked write was durable */
 	struct aref *acked;
 	uint64_t *acked_comp, *acked_max;
@@ -584,12 +598,16 @@ static bool none_throughout(const struct ctx *c, uint64_t t0, uint64_t t1)
 	return true;
 }
 
-/* The timeline changed, or a mode-affecting event happened, in [t0, t1]. */
+/*
+ * The timeline changed, or a mode-affecting event's interval met [t0, t1].
+ * The runner acts one thing at a time, so the intervals are disjoint and
+ * their ends sorted as their starts.
+ */
 static bool unsettled(const struct ctx *c, uint64_t t0, uint64_t t1)
 {
 	size_t e = lower_bound(c->ev_t, c->nev, t0);
 
-	if (e < c->nev && c->ev_t[e] <= t1)
+	if (e < c->nev && c->ev_s[e] <= t1)
 		return true;
 	return upper_bound(c->seg_t, c->nseg, t1) > upper_bound(c->seg_t, c->nseg, t0);
 }
@@ -725,8 +743,10 @@ static int build_timeline(struct ctx *c)
 	t = calloc(in->nevents + in->nbios + 1, sizeof(*t));
 	c->seg_t = calloc(in->nevents + in->nbios + 1, sizeof(*c->seg_t));
 	c->seg_m = calloc(in->nevents + in->nbios + 1, sizeof(*c->seg_m));
+	c->ev_s = calloc(in->nevents + 1, sizeof(*c->ev_s));
 	c->ev_t = calloc(in->nevents + 1, sizeof(*c->ev_t));
-	if (!t || !c->seg_t || !c->seg_m || !c->ev_t)
+	c->mr_end = calloc(in->nevents + 1, sizeof(*c->mr_end));
+	if (!t || !c->seg_t || !c->seg_m || !c->ev_s || !c->ev_t || !c->mr_end)
 		return -ENOMEM;
 
 	for (i = 0; i < in->nevents; i++) {
@@ -744,12 +764,22 @@ static int build_timeline(struct ctx *c)
 			vio(c, ORC_TIMELINE,
 			    "events line %" PRIu32 ": time %" PRIu64 " is before the previous event's %" PRIu64,
 			    ev->line, ev->t, in->events[i - 1].t);
+		else if (i && ev->t < in->events[i - 1].t_end)
+			vio(c, ORC_TIMELINE,
+			    "events line %" PRIu32 ": starts before the previous event ended",
+			    ev->line);
 		if (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD ||
-		    ev->type == ORC_EV_SUSPEND || ev->type == ORC_EV_RESUME)
-			c->ev_t[c->nev++] = ev->t;
-		t[nt++] = (struct tref){ .t = ev->t, .order = i, .ev = ev };
+		    ev->type == ORC_EV_SUSPEND || ev->type == ORC_EV_RESUME) {
+			c->ev_s[c->nev] = ev->t;
+			c->ev_t[c->nev++] = ev->t_end;
+		}
+		if (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD)
+			c->mr_end[c->nmr++] = ev->t_end;
+		t[nt++] = (struct tref){
+			.t = (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD) &&
+			     ev->mode != ORC_NONE ? ev->t_end : ev->t,
+			.order = i, .ev = ev };
 	}
-	qsort(c->ev_t, c->nev, sizeof(*c->ev_t), cmp_u64);
 	if (!start) {
 		vio(c, ORC_TIMELINE, "no start event: mode assumed flush, fallback none");
 		cur = ORC_FLUSH;
@@ -976,9 +1006,17 @@ static void check_errors(struct ctx *c)
 					size_t s = upper_bound(c->fok, c->nfok, tf);
 					size_t p = upper_bound(c->sok_sub, c->nsok, tf);
 
-					/* Paid by a flush, or taken by a barrier that succeeded. */
+					size_t m = upper_bound(c->mr_end, c->nmr, tf);
+
+					/*
+					 * Paid by a flush, taken by a barrier that
+					 * succeeded, or answered by a mode message:
+					 * after one, no debt is left (the target
+					 * forgets what it forgave).
+					 */
 					debt = (s == c->nfok || c->fok[s] >= op->sub) &&
-					       (p == c->nsok || c->sok_sufmin[p] >= op->sub);
+					       (p == c->nsok || c->sok_sufmin[p] >= op->sub) &&
+					       (m == c->nmr || c->mr_end[m] >= op->sub);
 				}
 			}
 			if (debt) {
@@ -1188,7 +1226,9 @@ static void ctx_free(struct ctx *c)
 	free(c->sok_sufmin);
 	free(c->seg_t);
 	free(c->seg_m);
+	free(c->ev_s);
 	free(c->ev_t);
+	free(c->mr_end);
 	free(c->durable);
 	free(c->acked);
 	free(c->acked_comp);

@@ -77,6 +77,7 @@ enum orc_event_type {
 
 struct orc_event {
 	uint64_t t;
+	uint64_t t_end;		/* the action ended (dmb-stamp); t when not given */
 	uint64_t hold_ms;	/* start */
 	uint32_t line;
 	enum orc_event_type type;

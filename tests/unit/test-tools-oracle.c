@@ -217,6 +217,25 @@ static void test_timeline(void **state)
 	expect_text(&r, "no start event");
 	done(&r);
 
+	/* Stamped events: a start and an end; one that starts before the last
+	 * ended, or ends before it starts, is malformed or out of order. */
+	check(&r, "", "", "0 start flush none 0\n100 120 mode drain\n110 130 mode flush\n");
+	expect_only(&r, ORC_TIMELINE, 1);
+	expect_text(&r, "before the previous event ended");
+	done(&r);
+
+	/* A switch to flush takes effect at the stamp's end: an S op submitted
+	 * inside the stamp, run unflushed as drain, is not checked; one
+	 * submitted after it is. */
+	check(&r, "0 0 S 0 8 105 300 0\n", "d 1 110 150 W - 0 8 0 0\n",
+	      "0 start drain none 0\n100 120 mode flush\n");
+	expect_clean(&r);
+	done(&r);
+	check(&r, "0 0 S 0 8 125 300 0\n", "d 1 130 150 W - 0 8 0 0\n",
+	      "0 start drain none 0\n100 120 mode flush\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+
 	/* Events out of order, and one before the start. */
 	check(&r, "", "", "100 start flush none 0\n50 mode drain\n");
 	expect_only(&r, ORC_TIMELINE, 2);
@@ -510,6 +529,17 @@ static void test_flush_debt(void **state)
 	      START_FLUSH_DRAIN);
 	expect_clean(&r);
 	assert_int_equal(r.rep.flush_debt, 1);
+	done(&r);
+
+	/* A mode message in between answered the failure: op 1's EIO, with no
+	 * fault of its own, is spurious (review finding 1a: a debt the target
+	 * kept across `mode drain`).  The message as dmb-stamp logs it. */
+	check(&r, ops,
+	      "d 1 110 120 W - 0 8 0 0\n"
+	      "d 2 130 150 F PREFLUSH 0 0 -5 1\n",
+	      START_FLUSH_DRAIN "220 240 mode drain\n");
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "op 1 (S thread 1");
 	done(&r);
 
 	/* A flush succeeded in between: the debt is paid, op 1's EIO is spurious. */
