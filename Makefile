@@ -40,7 +40,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/campaign/build.mk
 -include bench/build.mk
 
-.PHONY: all module userspace test-modules deps check check-host check-unit \
+.PHONY: all module userspace test-modules deps check check-host check-unit check-mutants \
 	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \
 	demo bench install uninstall clean help
 
@@ -50,7 +50,9 @@ help:
 	@echo "make             build the module ($(KVER)), library, CLI, daemon and tools"
 	@echo "make demo        boot a guest and show dm-barrier under ext4, end to end"
 	@echo "make check       every test: host unit/fuzz/style tests, then guest tests"
-	@echo "make check-long  the long variants (100k-bio ordering, 500-point crash replay)"
+	@echo "make check-long  the long variants (100k-bio ordering, 500-point crash replay,"
+	@echo "                 2000-schedule fault campaign) and check-mutants"
+	@echo "make check-mutants  the negative controls: each review finding reintroduced, caught"
 	@echo "make bench       benchmarks in the guest (results in build/bench)"
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
 	@echo "make fuzz        run the parser fuzzers for longer (FUZZ_SECONDS=600)"
@@ -182,6 +184,13 @@ check-guest: check-harness
 
 check-long: deps all
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
+	$(MAKE) check-mutants
+
+# The negative controls of the failure-path tests: each patch in
+# tests/campaign/mutants reintroduces one finding of the review and must be
+# caught by the tests it names (about 25 minutes).
+check-mutants: all
+	tests/campaign/mutants/run
 
 demo: deps
 	$(MAKE) all

@@ -1,0 +1,149 @@
+#!/bin/bash
+# dm-barrier: a failed pre-flush is owed by the bio it came ahead of, and
+# by nobody else (review finding 1; and 6, a REQ_PREFLUSH write without
+# REQ_FUA).  dm core splits a write carrying REQ_PREFLUSH and data into an
+# empty flush and, after it, the data part, and drops the flush's error.
+# The bios are made with the dmb_bio test module (what jbd2's commit block
+# is), the flush failures by a dmb_fault mapping under the barrier mapping.
+#
+# A  fallback:drain, a commit W (PREFLUSH|FUA) and a concurrent O_DSYNC-like
+#    FUA write V queued behind its pre-flush, which fails: W must fail.
+#    (9a24aab: V paid W's debt and failed, W ran as drain and succeeded.)
+#    V, accepted before the failure, fails too (drain would not flush).
+# B  default fallback (none): an fsync's empty flush fails, `mode drain`
+#    (what barrierd does next), then a barrier write must succeed.
+#    (9a24aab: it failed with EIO, the debt being global and unpaid.)
+# C  the same with a commit whose data part is refused in mode none: after
+#    `mode drain` a barrier write must succeed.
+# E  passthrough: a failed flush raises a dm event (finding 7; 9a24aab: none).
+# D  a REQ_PREFLUSH write without REQ_FUA whose pre-flush fails must fail
+#    (9a24aab: its data part went down as a plain write: success).  With
+#    the pre-flush working, its data part is a plain write, not ordered
+#    after and not flushed: the documented limit, shown in the log.
+# Negative control: W alone, its pre-flush failing, fails on both builds;
+# W with no fault succeeds.
+# vm: ide ahci
+# timeout: 240
+source "$PROJECT/tests/vm/lib.sh"
+
+modprobe dm-barrier
+# The worker's path: a barrier queued behind a stalled write.
+echo N >/sys/module/dm_barrier/parameters/direct
+trap 'echo Y >/sys/module/dm_barrier/parameters/direct 2>/dev/null || true' EXIT
+
+make_fault flt "$DISK_IDE"
+F=/dev/mapper/flt
+
+# stalled_write NAME SEEK: a plain write the dmb_fault stall holds, so
+# barriers arriving next queue behind it (its status' last field: held).
+fault_held() { [ "$(dmsetup status flt | awk '{print $NF}')" -ge 1 ]; }
+stalled_write() {
+	fault flt stall on
+	bg "sw$2" dd if=/dev/urandom of="/dev/mapper/$1" bs=4k count=1 seek="$2" oflag=direct conv=notrunc status=none
+	wait_until 10 'fault_held' || fail "the stall holds nothing: $(dmsetup status flt)"
+}
+
+# --- control: W with no fault succeeds
+make_barrier a "$F" fallback:drain
+bio_open /dev/mapper/a
+bio_submit 1 W PREFLUSH,FUA 800 8
+bio_wait 20 1
+expect_eq "control: W without a fault" "$(bio_result 1)" 0
+
+# --- control: W alone, its pre-flush failing, fails
+dsync_write /dev/mapper/a 300 >/dev/null
+fault flt fail_flush 1
+bio_submit 2 W PREFLUSH,FUA 808 8
+bio_wait 20 2
+expect_eq "control: W alone whose pre-flush failed" "$(bio_result 2)" -5
+expect_eq "control: mode after the failure" "$(bstatus a mode)" drain
+
+# --- A: V queued behind W's pre-flush; the pre-flush fails
+dmsetup message a 0 mode flush
+dd if=/dev/urandom of=/dev/mapper/a bs=4k count=1 seek=301 oflag=direct conv=notrunc status=none
+stalled_write a 302
+bio_submit 3 W PREFLUSH,FUA 816 8	# W: jbd2's commit block
+sleep 0.3
+bio_submit 4 W FUA 1600 8		# V: a concurrent FUA write
+sleep 0.3
+fault flt fail_flush 1
+fault flt stall off
+bio_wait 30 3 4
+wait_until 10 'bg_done sw302' || fail "A: the stalled write did not complete"
+log "A: W -> $(bio_result 3), V -> $(bio_result 4); $(dmsetup status a)"
+[ "$(bio_result 3)" != 0 ] ||
+	fail "A: the commit whose pre-flush failed reported success (its debt was paid by another bio)"
+expect_eq "A: W fails with EIO" "$(bio_result 3)" -5
+# V was accepted before the failure, behind W's pre-flush: what was written
+# before it is not on stable media, and drain does not flush.
+expect_eq "A: V, accepted before the failure, fails with EIO" "$(bio_result 4)" -5
+expect_eq "A: mode" "$(bstatus a mode)" drain
+bio_close
+dmsetup remove a
+
+# --- B: default fallback none; an fsync's flush fails; mode drain; a barrier write
+make_barrier b "$F"
+dsync_write /dev/mapper/b 10 >/dev/null
+dd if=/dev/urandom of=/dev/mapper/b bs=4k count=1 seek=11 oflag=direct conv=notrunc status=none
+fault flt fail_flush 1
+out=$(dd if=/dev/null of=/dev/mapper/b conv=fdatasync,notrunc status=none 2>&1) &&
+	fail "B: fdatasync succeeded although its flush failed"
+expect_eq "B: mode after the failed fsync" "$(bstatus b mode)" none
+dmsetup message b 0 mode drain
+out=$(dsync_write /dev/mapper/b 12) ||
+	fail "B: a barrier write after 'mode drain' failed ($out): an unrelated writer paid the failed fsync's debt"
+dmsetup message b 0 mode flush
+dsync_write /dev/mapper/b 13 >/dev/null || fail "B: a barrier write in mode flush failed"
+dmsetup remove b
+
+# --- C: a commit's pre-flush fails, its data part is refused in mode none
+make_barrier c "$F"
+bio_open /dev/mapper/c
+dd if=/dev/urandom of=/dev/mapper/c bs=4k count=1 seek=20 oflag=direct conv=notrunc status=none
+fault flt fail_flush 1
+bio_submit 5 W PREFLUSH,FUA 824 8
+bio_wait 20 5
+[ "$(bio_result 5)" != 0 ] || fail "C: the commit whose pre-flush failed reported success"
+expect_eq "C: mode" "$(bstatus c mode)" none
+dmsetup message c 0 mode drain
+out=$(dsync_write /dev/mapper/c 21) ||
+	fail "C: a barrier write after 'mode drain' failed ($out): the refused commit's debt outlived it"
+bio_close
+dmsetup remove c
+
+# --- D: REQ_PREFLUSH without REQ_FUA
+make_barrier d "$F"
+bio_open /dev/mapper/d
+dd if=/dev/urandom of=/dev/mapper/d bs=4k count=1 seek=30 oflag=direct conv=notrunc status=none
+fault flt fail_flush 1
+bio_submit 6 W PREFLUSH 832 8
+bio_wait 20 6
+[ "$(bio_result 6)" != 0 ] ||
+	fail "D: a REQ_PREFLUSH write whose pre-flush failed reported success"
+dmsetup message d 0 mode flush
+fault flt log_clear
+dd if=/dev/urandom of=/dev/mapper/d bs=4k count=1 seek=31 oflag=direct conv=notrunc status=none
+bio_submit 7 W PREFLUSH 840 8
+bio_wait 20 7
+expect_eq "D: PREFLUSH write with a working flush" "$(bio_result 7)" 0
+# The limit (docs/dm-barrier.rst): the data part reaches the disk as a
+# plain write after the flush; nothing flushes it and nothing waits for it.
+fault_log flt >"$WORK/d.log"
+awk '$5 == "F" && $9 == 0 { f = 1 } $5 == "W" && $7 == 840 { print (f ? "after" : "before"), $6 }' \
+	"$WORK/d.log" >"$WORK/d.seen"
+expect_eq "D: the data part, as the disk sees it" "$(cat "$WORK/d.seen")" "after -"
+bio_close
+dmsetup remove d
+
+# --- E: passthrough; a flush error raises a dm event (finding 7)
+make_barrier e "$F" mode:passthrough
+dd if=/dev/urandom of=/dev/mapper/e bs=4k count=1 seek=40 oflag=direct conv=notrunc status=none
+ev=$(event_nr e)
+fault flt fail_flush 1
+dd if=/dev/null of=/dev/mapper/e conv=fdatasync,notrunc status=none 2>/dev/null &&
+	fail "E: fdatasync succeeded although its flush failed"
+timeout 10 dmsetup wait e "$ev" >/dev/null || fail "E: no dm event for a failed passthrough flush"
+[ "$(bstatus e flush_errors)" -ge 1 ] || fail "E: the flush error is not counted"
+expect_eq "E: mode (passthrough does not fall back)" "$(bstatus e mode)" passthrough
+dmsetup remove e
+dmsetup remove flt
