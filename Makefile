@@ -65,6 +65,7 @@ module:
 
 test-modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod modules
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/faultmod W=1 modules
 
 CHECKPATCH_DIR := $(BUILD)/checkpatch
 $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
@@ -76,7 +77,8 @@ $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
 
 checkpatch: $(CHECKPATCH_DIR)/scripts/checkpatch.pl
 	$(CHECKPATCH_DIR)/scripts/checkpatch.pl --no-tree --strict -f \
-		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h tests/vm/warnmod/dmb_warn.c
+		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h tests/vm/warnmod/dmb_warn.c \
+		tests/vm/faultmod/dmb_fault.c
 
 # -------------------------------------------------------------- userspace
 userspace: $(USERSPACE)
@@ -190,4 +192,5 @@ bench: deps
 clean:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target clean
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod clean
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/faultmod clean
 	rm -rf build
