@@ -67,7 +67,7 @@ module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target W=1 modules
 
 # Test-only modules the guest tests load (tests/vm/*mod/).
-TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/biomod tests/vm/kdelaymod
+TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/faultmod tests/vm/biomod tests/vm/kdelaymod
 test-modules:
 	@set -e; for d in $(TEST_MODULE_DIRS); do $(MAKE) -C $(KDIR) M=$(CURDIR)/$$d W=1 modules; done
 

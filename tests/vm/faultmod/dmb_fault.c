@@ -1,0 +1,855 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * dmb_fault: a device-mapper target for dm-barrier's guest tests only.
+ *
+ * It sits under a barrier mapping (barrier -> dmb_fault -> disk) and plays a
+ * disk whose faults change while the test runs, which QEMU's blkdebug cannot
+ * do: flushes, FUA writes or writes to chosen sectors fail with a chosen
+ * status without reaching the disk, bios are delayed, or held until released.
+ * Every bio it sees is logged for the tests' ordering oracle.  Not for use
+ * on real data.
+ *
+ * Table: <dev_path> <offset> [<#features> <feature>...]
+ *   flush_supported: the mapping advertises a write cache and FUA whatever
+ *   the disk does (a SCSI disk with FUA over QEMU's ATA disk, which has none).
+ *
+ * Messages (bad input: -EINVAL, a warning, and nothing changes):
+ *   fail_flush <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN]
+ *	the next N empty flushes fail with that status (default EIO).
+ *   fail_fua <N|all|off> [status]: the same for writes carrying REQ_FUA.
+ *   fail_write <start> <len> <N|all|off> [status]
+ *	writes overlapping target sectors [start, start + len) fail; up to
+ *	FAULT_RANGES ranges; "fail_write off" clears them all.
+ *   delay <ms>: every bio waits <ms> before it is sent down (0: off).
+ *   stall on|off: every bio waits until "stall off".
+ *   clear: every fault, delay and stall off; held bios are sent down.
+ *   log_clear: empty the log (shared by all dmb_fault mappings).
+ *
+ * Held bios (delay, stall) are sent down in arrival order by a worker.  A
+ * fault is decided when a bio would be sent down, so a held bio meets the
+ * faults set when it is released.  Presuspend releases every held bio and
+ * nothing is held until resume, so a suspend or a remove never waits for
+ * "stall off".
+ *
+ * Status: flushes fua_writes writes reads injected_flush injected_fua
+ * injected_write held (counts since the table was loaded; held: now).
+ *
+ * Log, /sys/kernel/debug/dmb_fault/log: a line per bio at its completion,
+ *   <dm-N> <seq> <submit_ns> <complete_ns> <op> <flags> <sector> <sectors>
+ *   <status> <injected>
+ * seq is the arrival order (all mappings), times are CLOCK_MONOTONIC at
+ * map() and at completion, op is W (write with data), F (empty flush),
+ * R, D (discard), Z (write zeroes) or O, flags lists PREFLUSH, FUA, SYNC,
+ * NOWAIT, POLLED or is "-", sector is target-relative, status is an errno.
+ * The log keeps the last LOG_SIZE lines; a read of a log that lost lines
+ * starts with "# overflow".
+ */
+
+#include <linux/module.h>
+#include <linux/init.h>
+#include <linux/bio.h>
+#include <linux/blkdev.h>
+#include <linux/debugfs.h>
+#include <linux/ktime.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/vmalloc.h>
+#include <linux/workqueue.h>
+#include <linux/device-mapper.h>
+
+#define DM_MSG_PREFIX "dmb_fault"
+
+#define LOG_SIZE	262144U		/* lines; a power of two */
+#define FAULT_RANGES	4
+#define FAULT_ALL	UINT_MAX
+#define MAX_DELAY_MS	60000U
+
+enum {
+	FL_PREFLUSH	= BIT(0),
+	FL_FUA		= 1 << 1,
+	FL_SYNC		= 1 << 2,
+	FL_NOWAIT	= BIT(3),
+	FL_POLLED	= BIT(4),
+};
+
+static const char * const flag_names[] = {
+	"PREFLUSH", "FUA", "SYNC", "NOWAIT", "POLLED",
+};
+
+/* One log line. */
+struct fault_rec {
+	u64 seq;
+	u64 submit_ns;
+	u64 complete_ns;
+	u64 sector;
+	u32 sectors;
+	u32 minor;
+	int status;
+	char op;
+	u8 flags;
+	bool injected;
+};
+
+/* A fault: how many more bios it fails (FAULT_ALL: all, 0: off), and how. */
+struct fault {
+	unsigned int left;
+	blk_status_t status;
+};
+
+struct fault_range {
+	sector_t start;
+	sector_t len;
+	struct fault f;
+};
+
+struct fault_c {
+	struct dm_dev *dev;
+	sector_t start;
+	bool flush_supported;
+	u32 minor;
+
+	spinlock_t lock;	/* protects everything below */
+	struct fault flush;
+	struct fault fua;
+	struct fault_range ranges[FAULT_RANGES];
+	unsigned int delay_ms;
+	bool stall;
+	bool suspending;	/* between presuspend and resume: hold nothing */
+	bool releasing;		/* the worker is sending a batch down */
+	struct list_head held;	/* struct fault_io, in arrival order */
+	unsigned int nr_held;
+	u64 flushes, fua_writes, writes, reads;
+	u64 injected_flush, injected_fua, injected_write;
+
+	struct workqueue_struct *wq;
+	struct delayed_work release;
+};
+
+/* Per-bio data. */
+struct fault_io {
+	struct list_head list;
+	u64 release_ns;
+	blk_status_t fail;	/* decided when taken off the held list */
+	struct fault_rec rec;
+};
+
+static struct fault_rec *log_ring;
+static u64 log_total;		/* lines written since load or log_clear */
+static DEFINE_SPINLOCK(log_lock);	/* protects log_ring, log_total */
+static atomic64_t bio_seq = ATOMIC64_INIT(0);
+static struct dentry *log_dir;
+
+/* ------------------------------------------------------------------ log */
+
+static void log_add(const struct fault_rec *rec)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&log_lock, flags);
+	log_ring[log_total % LOG_SIZE] = *rec;
+	log_total++;
+	spin_unlock_irqrestore(&log_lock, flags);
+}
+
+/*
+ * Position 0 is the "# overflow" line, position p > 0 the line numbered
+ * p - 1 since the log was cleared; lines overwritten meanwhile are skipped.
+ * The line is copied out under the lock, so writers never wait for a reader.
+ */
+struct log_iter {
+	bool overflow_line;
+	struct fault_rec rec;
+};
+
+static void *log_fetch(struct seq_file *m, loff_t *pos)
+{
+	struct log_iter *it = m->private;
+	void *ret = it;
+	u64 first, idx;
+
+	spin_lock_irq(&log_lock);
+	first = log_total > LOG_SIZE ? log_total - LOG_SIZE : 0;
+	if (*pos == 0) {
+		it->overflow_line = true;
+		if (first)
+			goto out;
+		*pos = 1;
+	}
+	it->overflow_line = false;
+	idx = max_t(u64, *pos - 1, first);
+	*pos = idx + 1;
+	if (idx >= log_total)
+		ret = NULL;
+	else
+		it->rec = log_ring[idx % LOG_SIZE];
+out:
+	spin_unlock_irq(&log_lock);
+	return ret;
+}
+
+static void *log_start(struct seq_file *m, loff_t *pos)
+{
+	return log_fetch(m, pos);
+}
+
+static void *log_next(struct seq_file *m, void *v, loff_t *pos)
+{
+	++*pos;
+	return log_fetch(m, pos);
+}
+
+static void log_stop(struct seq_file *m, void *v)
+{
+}
+
+static int log_show(struct seq_file *m, void *v)
+{
+	const struct log_iter *it = v;
+	const struct fault_rec *r = &it->rec;
+	bool any = false;
+	unsigned int i;
+
+	if (it->overflow_line) {
+		seq_puts(m, "# overflow\n");
+		return 0;
+	}
+	seq_printf(m, "dm-%u %llu %llu %llu %c ", r->minor, r->seq,
+		   r->submit_ns, r->complete_ns, r->op);
+	for (i = 0; i < ARRAY_SIZE(flag_names); i++) {
+		if (r->flags & BIT(i)) {
+			seq_printf(m, "%s%s", any ? "," : "", flag_names[i]);
+			any = true;
+		}
+	}
+	seq_printf(m, "%s %llu %u %d %d\n", any ? "" : "-", r->sector,
+		   r->sectors, r->status, r->injected);
+	return 0;
+}
+
+static const struct seq_operations log_seq_ops = {
+	.start = log_start,
+	.next = log_next,
+	.stop = log_stop,
+	.show = log_show,
+};
+
+static int log_open(struct inode *inode, struct file *file)
+{
+	return seq_open_private(file, &log_seq_ops, sizeof(struct log_iter));
+}
+
+static const struct file_operations log_fops = {
+	.owner = THIS_MODULE,
+	.open = log_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = seq_release_private,
+};
+
+/* --------------------------------------------------------------- faults */
+
+/* Under fc->lock: use up one bio of @f; its status, or BLK_STS_OK. */
+static blk_status_t fault_take(struct fault *f, u64 *injected)
+{
+	if (!f->left)
+		return BLK_STS_OK;
+	if (f->left != FAULT_ALL)
+		f->left--;
+	(*injected)++;
+	return f->status;
+}
+
+/* Under fc->lock: the status a fault gives this bio, or BLK_STS_OK. */
+static blk_status_t fault_pick(struct fault_c *fc, const struct fault_rec *rec)
+{
+	struct fault_range *r;
+	unsigned int i;
+
+	if (rec->op == 'F')
+		return fault_take(&fc->flush, &fc->injected_flush);
+	if (rec->op != 'W')
+		return BLK_STS_OK;
+	if ((rec->flags & FL_FUA) && fc->fua.left)
+		return fault_take(&fc->fua, &fc->injected_fua);
+	for (i = 0; i < FAULT_RANGES; i++) {
+		r = &fc->ranges[i];
+		if (r->f.left && rec->sector < r->start + r->len &&
+		    r->start < rec->sector + rec->sectors)
+			return fault_take(&r->f, &fc->injected_write);
+	}
+	return BLK_STS_OK;
+}
+
+static void fault_fail(struct bio *bio, struct fault_io *io, blk_status_t status)
+{
+	io->rec.injected = true;
+	bio->bi_status = status;
+	bio_endio(bio);
+}
+
+/* Under fc->lock: run the worker when the oldest held bio is due. */
+static void fault_schedule(struct fault_c *fc)
+{
+	struct fault_io *head;
+	u64 now;
+
+	if (list_empty(&fc->held) || fc->stall)
+		return;
+	head = list_first_entry(&fc->held, struct fault_io, list);
+	now = ktime_get_ns();
+	queue_delayed_work(fc->wq, &fc->release, head->release_ns > now ?
+			   nsecs_to_jiffies(head->release_ns - now) + 1 : 0);
+}
+
+/*
+ * Under fc->lock: move the held bios that are due (@all: every one) to
+ * @batch, oldest first, stopping at the first that is not, and decide
+ * their faults.
+ */
+static void fault_take_due(struct fault_c *fc, struct list_head *batch, bool all)
+{
+	struct fault_io *io;
+	u64 now = ktime_get_ns();
+
+	while (!list_empty(&fc->held)) {
+		io = list_first_entry(&fc->held, struct fault_io, list);
+		if (!all && (fc->stall || io->release_ns > now))
+			break;
+		list_move_tail(&io->list, batch);
+		fc->nr_held--;
+		io->fail = fault_pick(fc, &io->rec);
+	}
+}
+
+static void fault_send(struct list_head *batch)
+{
+	struct fault_io *io, *tmp;
+	struct bio *bio;
+
+	list_for_each_entry_safe(io, tmp, batch, list) {
+		list_del(&io->list);
+		bio = dm_bio_from_per_bio_data(io, sizeof(*io));
+		if (io->fail)
+			fault_fail(bio, io, io->fail);
+		else
+			dm_submit_bio_remap(bio, NULL);
+	}
+}
+
+static void fault_release(struct work_struct *work)
+{
+	struct fault_c *fc = container_of(to_delayed_work(work), struct fault_c, release);
+	LIST_HEAD(batch);
+
+	spin_lock_irq(&fc->lock);
+	for (;;) {
+		fault_take_due(fc, &batch, false);
+		if (list_empty(&batch))
+			break;
+		/* map() queues behind this batch, so nothing overtakes it. */
+		fc->releasing = true;
+		spin_unlock_irq(&fc->lock);
+		fault_send(&batch);
+		spin_lock_irq(&fc->lock);
+	}
+	fc->releasing = false;
+	fault_schedule(fc);
+	spin_unlock_irq(&fc->lock);
+}
+
+/* -------------------------------------------------------------- target */
+
+static void fault_record(struct dm_target *ti, struct bio *bio, struct fault_rec *rec)
+{
+	blk_opf_t opf = bio->bi_opf;
+
+	memset(rec, 0, sizeof(*rec));
+	rec->sectors = bio_sectors(bio);
+	if (rec->sectors)
+		rec->sector = dm_target_offset(ti, bio->bi_iter.bi_sector);
+
+	switch (bio_op(bio)) {
+	case REQ_OP_READ:
+		rec->op = 'R';
+		break;
+	case REQ_OP_WRITE:
+		rec->op = rec->sectors ? 'W' : (opf & REQ_PREFLUSH) ? 'F' : 'O';
+		break;
+	case REQ_OP_DISCARD:
+		rec->op = 'D';
+		break;
+	case REQ_OP_WRITE_ZEROES:
+		rec->op = 'Z';
+		break;
+	default:
+		rec->op = 'O';
+		break;
+	}
+
+	rec->flags = (opf & REQ_PREFLUSH ? FL_PREFLUSH : 0) |
+		     (opf & REQ_FUA ? FL_FUA : 0) |
+		     (opf & REQ_SYNC ? FL_SYNC : 0) |
+		     (opf & REQ_NOWAIT ? FL_NOWAIT : 0) |
+		     (opf & REQ_POLLED ? FL_POLLED : 0);
+}
+
+/* Under fc->lock. */
+static void fault_count(struct fault_c *fc, const struct fault_rec *rec)
+{
+	switch (rec->op) {
+	case 'F':
+		fc->flushes++;
+		break;
+	case 'W':
+		fc->writes++;
+		if (rec->flags & FL_FUA)
+			fc->fua_writes++;
+		break;
+	case 'R':
+		fc->reads++;
+		break;
+	}
+}
+
+static int fault_map(struct dm_target *ti, struct bio *bio)
+{
+	struct fault_c *fc = ti->private;
+	struct fault_io *io = dm_per_bio_data(bio, sizeof(*io));
+	blk_status_t fail = BLK_STS_OK;
+	unsigned long flags;
+	bool hold;
+
+	fault_record(ti, bio, &io->rec);
+	bio_set_dev(bio, fc->dev->bdev);
+	if (io->rec.sectors)
+		bio->bi_iter.bi_sector = fc->start + io->rec.sector;
+
+	spin_lock_irqsave(&fc->lock, flags);
+	/* Numbered under the lock: seq order is the held list's order. */
+	io->rec.seq = atomic64_inc_return(&bio_seq);
+	io->rec.submit_ns = ktime_get_ns();
+	fault_count(fc, &io->rec);
+	hold = !fc->suspending && (fc->stall || fc->delay_ms || fc->releasing ||
+				   !list_empty(&fc->held));
+	if (hold) {
+		io->release_ns = io->rec.submit_ns + (u64)fc->delay_ms * NSEC_PER_MSEC;
+		list_add_tail(&io->list, &fc->held);
+		if (++fc->nr_held == 1)
+			fault_schedule(fc);
+	} else {
+		fail = fault_pick(fc, &io->rec);
+	}
+	spin_unlock_irqrestore(&fc->lock, flags);
+
+	if (hold)
+		return DM_MAPIO_SUBMITTED;
+	if (fail) {
+		fault_fail(bio, io, fail);
+		return DM_MAPIO_SUBMITTED;
+	}
+	return DM_MAPIO_REMAPPED;
+}
+
+static int fault_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
+{
+	struct fault_c *fc = ti->private;
+	struct fault_io *io = dm_per_bio_data(bio, sizeof(*io));
+
+	io->rec.complete_ns = ktime_get_ns();
+	io->rec.status = blk_status_to_errno(*error);
+	io->rec.minor = fc->minor;
+	log_add(&io->rec);
+	return DM_ENDIO_DONE;
+}
+
+static void fault_presuspend(struct dm_target *ti)
+{
+	struct fault_c *fc = ti->private;
+	LIST_HEAD(batch);
+
+	spin_lock_irq(&fc->lock);
+	fc->suspending = true;
+	spin_unlock_irq(&fc->lock);
+
+	cancel_delayed_work_sync(&fc->release);
+
+	spin_lock_irq(&fc->lock);
+	fault_take_due(fc, &batch, true);
+	spin_unlock_irq(&fc->lock);
+	fault_send(&batch);
+}
+
+static void fault_resume(struct dm_target *ti)
+{
+	struct fault_c *fc = ti->private;
+
+	spin_lock_irq(&fc->lock);
+	fc->suspending = false;
+	spin_unlock_irq(&fc->lock);
+}
+
+static void fault_dtr(struct dm_target *ti)
+{
+	struct fault_c *fc = ti->private;
+
+	if (fc->wq) {
+		cancel_delayed_work_sync(&fc->release);
+		destroy_workqueue(fc->wq);
+	}
+	WARN_ON_ONCE(!list_empty(&fc->held));
+	if (fc->dev)
+		dm_put_device(ti, fc->dev);
+	kfree(fc);
+}
+
+static int fault_ctr(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	static const struct dm_arg _args[] = {
+		{0, 1, "Invalid number of feature arguments"},
+	};
+	struct dm_arg_set as = { .argc = argc, .argv = argv };
+	struct gendisk *disk = dm_disk(dm_table_get_md(ti->table));
+	unsigned long long start;
+	struct fault_c *fc;
+	const char *path, *feature;
+	unsigned int nr_features;
+	char dummy;
+	int r;
+
+	if (argc < 2) {
+		ti->error = "Invalid argument count: <dev_path> <offset> [features]";
+		return -EINVAL;
+	}
+
+	fc = kzalloc(sizeof(*fc), GFP_KERNEL);
+	if (!fc) {
+		ti->error = "Cannot allocate context";
+		return -ENOMEM;
+	}
+	ti->private = fc;
+	spin_lock_init(&fc->lock);
+	INIT_LIST_HEAD(&fc->held);
+	INIT_DELAYED_WORK(&fc->release, fault_release);
+	fc->minor = disk->first_minor;
+
+	path = dm_shift_arg(&as);
+	if (sscanf(dm_shift_arg(&as), "%llu%c", &start, &dummy) != 1 ||
+	    start != (sector_t)start) {
+		ti->error = "Invalid device offset (sectors)";
+		r = -EINVAL;
+		goto bad;
+	}
+	fc->start = start;
+
+	if (as.argc) {
+		r = dm_read_arg_group(_args, &as, &nr_features, &ti->error);
+		if (r)
+			goto bad;
+		while (nr_features--) {
+			feature = dm_shift_arg(&as);
+			if (strcasecmp(feature, "flush_supported")) {
+				ti->error = "Unknown feature (known: flush_supported)";
+				r = -EINVAL;
+				goto bad;
+			}
+			fc->flush_supported = true;
+		}
+		if (as.argc) {
+			ti->error = "Too many arguments";
+			r = -EINVAL;
+			goto bad;
+		}
+	}
+
+	r = dm_get_device(ti, path, dm_table_get_mode(ti->table), &fc->dev);
+	if (r) {
+		ti->error = "Device lookup failed";
+		goto bad;
+	}
+
+	fc->wq = alloc_workqueue("dmb_fault/%s", WQ_MEM_RECLAIM, 0, disk->disk_name);
+	if (!fc->wq) {
+		ti->error = "Cannot allocate workqueue";
+		r = -ENOMEM;
+		goto bad;
+	}
+
+	ti->num_flush_bios = 1;
+	ti->num_discard_bios = 1;
+	ti->num_write_zeroes_bios = 1;
+	ti->flush_supported = fc->flush_supported;
+	ti->accounts_remapped_io = true;
+	ti->per_io_data_size = sizeof(struct fault_io);
+	return 0;
+
+bad:
+	fault_dtr(ti);
+	return r;
+}
+
+static void fault_status(struct dm_target *ti, status_type_t type,
+			 unsigned int status_flags, char *result, unsigned int maxlen)
+{
+	struct fault_c *fc = ti->private;
+	unsigned int sz = 0;
+
+	switch (type) {
+	case STATUSTYPE_INFO:
+		spin_lock_irq(&fc->lock);
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %u", fc->flushes,
+		       fc->fua_writes, fc->writes, fc->reads, fc->injected_flush,
+		       fc->injected_fua, fc->injected_write, fc->nr_held);
+		spin_unlock_irq(&fc->lock);
+		break;
+	case STATUSTYPE_TABLE:
+		DMEMIT("%s %llu", fc->dev->name, (unsigned long long)fc->start);
+		if (fc->flush_supported)
+			DMEMIT(" 1 flush_supported");
+		break;
+	case STATUSTYPE_IMA:
+		*result = '\0';
+		break;
+	}
+}
+
+/* ------------------------------------------------------------- messages */
+
+static const struct {
+	const char *name;
+	blk_status_t status;
+} fault_statuses[] = {
+	{ "EIO", BLK_STS_IOERR },
+	{ "NOSPC", BLK_STS_NOSPC },
+	{ "MEDIUM", BLK_STS_MEDIUM },
+	{ "AGAIN", BLK_STS_AGAIN },
+};
+
+/* <N|all|off> [status] into @f; a reason when they are invalid. */
+static const char *parse_fault(unsigned int argc, char **argv, struct fault *f)
+{
+	unsigned int i;
+
+	if (!strcasecmp(argv[0], "all"))
+		f->left = FAULT_ALL;
+	else if (!strcasecmp(argv[0], "off"))
+		f->left = 0;
+	else if (kstrtouint(argv[0], 10, &f->left) || f->left == FAULT_ALL)
+		return "the count must be a number, all or off";
+
+	f->status = BLK_STS_IOERR;
+	if (argc < 2)
+		return NULL;
+	for (i = 0; i < ARRAY_SIZE(fault_statuses); i++) {
+		if (!strcasecmp(argv[1], fault_statuses[i].name)) {
+			f->status = fault_statuses[i].status;
+			return NULL;
+		}
+	}
+	return "the status must be EIO, NOSPC, MEDIUM or AGAIN";
+}
+
+/* fail_flush|fail_fua <N|all|off> [status] */
+static const char *msg_fail(struct fault_c *fc, struct fault *f,
+			    unsigned int argc, char **argv)
+{
+	struct fault n;
+	const char *why;
+
+	if (argc < 2 || argc > 3)
+		return "usage: <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN]";
+	why = parse_fault(argc - 1, argv + 1, &n);
+	if (why)
+		return why;
+	spin_lock_irq(&fc->lock);
+	*f = n;
+	spin_unlock_irq(&fc->lock);
+	return NULL;
+}
+
+/* fail_write <start> <len> <N|all|off> [status] | fail_write off */
+static const char *msg_fail_write(struct dm_target *ti, unsigned int argc, char **argv)
+{
+	struct fault_c *fc = ti->private;
+	struct fault_range *r, *slot = NULL;
+	unsigned long long start, len;
+	struct fault n;
+	const char *why;
+	unsigned int i;
+
+	if (argc == 2 && !strcasecmp(argv[1], "off")) {
+		spin_lock_irq(&fc->lock);
+		memset(fc->ranges, 0, sizeof(fc->ranges));
+		spin_unlock_irq(&fc->lock);
+		return NULL;
+	}
+	if (argc < 4 || argc > 5)
+		return "usage: <start> <len> <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN], or off";
+	if (kstrtoull(argv[1], 10, &start) || kstrtoull(argv[2], 10, &len) ||
+	    !len || start >= ti->len || len > ti->len - start)
+		return "the range must be non-empty and inside the target";
+	why = parse_fault(argc - 3, argv + 3, &n);
+	if (why)
+		return why;
+
+	spin_lock_irq(&fc->lock);
+	for (i = 0; i < FAULT_RANGES; i++) {
+		r = &fc->ranges[i];
+		if (r->f.left && r->start == start && r->len == len) {
+			slot = r;
+			break;
+		}
+		if (!r->f.left && !slot)
+			slot = r;
+	}
+	if (slot) {
+		slot->start = start;
+		slot->len = len;
+		slot->f = n;
+	}
+	spin_unlock_irq(&fc->lock);
+	if (!slot && n.left)
+		return "all " __stringify(FAULT_RANGES) " ranges are in use";
+	return NULL;
+}
+
+static const char *msg_delay(struct fault_c *fc, unsigned int argc, char **argv)
+{
+	unsigned int ms;
+
+	if (argc != 2 || kstrtouint(argv[1], 10, &ms) || ms > MAX_DELAY_MS)
+		return "usage: delay <ms>, 0 to " __stringify(MAX_DELAY_MS);
+	spin_lock_irq(&fc->lock);
+	fc->delay_ms = ms;
+	spin_unlock_irq(&fc->lock);
+	return NULL;
+}
+
+static const char *msg_stall(struct fault_c *fc, unsigned int argc, char **argv)
+{
+	bool on;
+
+	if (argc != 2 || kstrtobool(argv[1], &on))
+		return "usage: stall on|off";
+	spin_lock_irq(&fc->lock);
+	fc->stall = on;
+	fault_schedule(fc);
+	spin_unlock_irq(&fc->lock);
+	return NULL;
+}
+
+static const char *msg_clear(struct fault_c *fc, unsigned int argc)
+{
+	struct fault_io *io;
+
+	if (argc != 1)
+		return "usage: clear";
+	spin_lock_irq(&fc->lock);
+	memset(&fc->flush, 0, sizeof(fc->flush));
+	memset(&fc->fua, 0, sizeof(fc->fua));
+	memset(fc->ranges, 0, sizeof(fc->ranges));
+	fc->delay_ms = 0;
+	fc->stall = false;
+	/* Held bios go now, not at the end of their delay. */
+	list_for_each_entry(io, &fc->held, list)
+		io->release_ns = 0;
+	if (!list_empty(&fc->held))
+		mod_delayed_work(fc->wq, &fc->release, 0);
+	spin_unlock_irq(&fc->lock);
+	return NULL;
+}
+
+static const char *msg_log_clear(unsigned int argc)
+{
+	if (argc != 1)
+		return "usage: log_clear";
+	spin_lock_irq(&log_lock);
+	log_total = 0;
+	spin_unlock_irq(&log_lock);
+	return NULL;
+}
+
+static int fault_message(struct dm_target *ti, unsigned int argc, char **argv,
+			 char *result, unsigned int maxlen)
+{
+	struct fault_c *fc = ti->private;
+	const char *why = "unknown message";
+
+	if (!argc)
+		return -EINVAL;
+	if (!strcasecmp(argv[0], "fail_flush"))
+		why = msg_fail(fc, &fc->flush, argc, argv);
+	else if (!strcasecmp(argv[0], "fail_fua"))
+		why = msg_fail(fc, &fc->fua, argc, argv);
+	else if (!strcasecmp(argv[0], "fail_write"))
+		why = msg_fail_write(ti, argc, argv);
+	else if (!strcasecmp(argv[0], "delay"))
+		why = msg_delay(fc, argc, argv);
+	else if (!strcasecmp(argv[0], "stall"))
+		why = msg_stall(fc, argc, argv);
+	else if (!strcasecmp(argv[0], "clear"))
+		why = msg_clear(fc, argc);
+	else if (!strcasecmp(argv[0], "log_clear"))
+		why = msg_log_clear(argc);
+
+	if (why) {
+		DMWARN("dm-%u: message %s rejected: %s", fc->minor, argv[0], why);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static int fault_iterate_devices(struct dm_target *ti,
+				 iterate_devices_callout_fn fn, void *data)
+{
+	struct fault_c *fc = ti->private;
+
+	return fn(ti, fc->dev, fc->start, ti->len, data);
+}
+
+static struct target_type fault_target = {
+	.name = "dmb_fault",
+	.version = {1, 0, 0},
+	.module = THIS_MODULE,
+	.ctr = fault_ctr,
+	.dtr = fault_dtr,
+	.map = fault_map,
+	.end_io = fault_end_io,
+	.presuspend = fault_presuspend,
+	.presuspend_undo = fault_resume,
+	.resume = fault_resume,
+	.status = fault_status,
+	.message = fault_message,
+	.iterate_devices = fault_iterate_devices,
+};
+
+static int __init dmb_fault_init(void)
+{
+	int r;
+
+	log_ring = vmalloc(array_size(LOG_SIZE, sizeof(*log_ring)));
+	if (!log_ring)
+		return -ENOMEM;
+	log_dir = debugfs_create_dir("dmb_fault", NULL);
+	debugfs_create_file("log", 0444, log_dir, NULL, &log_fops);
+
+	r = dm_register_target(&fault_target);
+	if (r < 0) {
+		DMERR("register failed %d", r);
+		debugfs_remove_recursive(log_dir);
+		vfree(log_ring);
+	}
+	return r;
+}
+
+static void __exit dmb_fault_exit(void)
+{
+	dm_unregister_target(&fault_target);
+	debugfs_remove_recursive(log_dir);
+	vfree(log_ring);
+}
+
+module_init(dmb_fault_init);
+module_exit(dmb_fault_exit);
+
+MODULE_DESCRIPTION(DM_NAME " dm-barrier test target: faults set at run time, bio log");
+MODULE_LICENSE("GPL");
