@@ -101,7 +101,7 @@ disk_before=$(disk_flushes "$DISK_IDE")
 out=$(sync_write $A 2) && fail "fdatasync succeeded under fail_flush 1"
 t1=$(cut -d' ' -f1 /proc/uptime)
 expect_err "fail_flush 1" "$out" "Input/output error"
-expect_eq "disk flushes during the failed one" "$(disk_flushes "$DISK_IDE")" "$disk_before"
+expect_eq "disk flush count across the failed fsync (unchanged)" "$(disk_flushes "$DISK_IDE")" "$disk_before"
 sync_write $A 3 >/dev/null || fail "fdatasync after the one failed flush failed"
 expect_eq "F lines -5 injected" "$(loglines fa '$5 == "F" && $9 == -5 && $10 == 1')" 1
 expect_eq "injected_flush" "$(fstatus fa injected_flush)" 1
@@ -259,11 +259,18 @@ mkfs.ext4 -q -F -E nodiscard $B
 mkdir -p "$WORK/mnt"
 mount $B "$WORK/mnt"
 dd if=/dev/urandom of="$WORK/mnt/f" bs=4k count=4 conv=fsync status=none
+# Not asserted (dm core's, not the target's): 6.1 drops the error of the
+# commit's flush, so this fsync reports success although every flush fails.
+msg fb fail_flush all
+rc=0
+dd if=/dev/urandom of="$WORK/mnt/g" bs=4k count=1 conv=fsync status=none 2>/dev/null || rc=$?
+log "ext4 fsync with every flush failing: exit $rc; injected flushes: $(loglines fb '$5 == "F" && $10 == 1'), with FUA: $(loglines fb '$5 == "F" && $6 ~ /FUA/ && $10 == 1')"
+msg fb fail_flush off
 umount "$WORK/mnt"
 [ "$(loglines fb '$5 == "W" && $6 ~ /PREFLUSH/')" -eq 0 ] || fail "ext4: a write with data carried PREFLUSH"
 [ "$(loglines fb '$5 == "F"')" -gt 0 ] || fail "ext4: no empty flush"
 [ "$(loglines fb '$5 == "W" && $6 ~ /FUA/')" -gt 0 ] || fail "ext4: no FUA write"
-log "ext4 on fb: $(loglines fb '$5 == "F"') F, $(loglines fb '$5 == "W" && $6 ~ /FUA/') W with FUA, $(loglines fb '$5 == "W"') W, $(loglines fb '$5 == "D"') D, $(loglines fb '$5 == "Z"') Z"
+log "ext4 on fb: $(loglines fb '$5 == "F" && $10 == 0') F, $(loglines fb '$5 == "W" && $6 ~ /FUA/') W with FUA, $(loglines fb '$5 == "W"') W, $(loglines fb '$5 == "D"') D, $(loglines fb '$5 == "Z"') Z"
 
 msg fa log_clear
 # Counters count since create and the log since log_clear: compare what

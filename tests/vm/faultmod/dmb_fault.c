@@ -43,6 +43,13 @@
  * NOWAIT, POLLED or is "-", sector is target-relative, status is an errno.
  * The log keeps the last LOG_SIZE lines; a read of a log that lost lines
  * starts with "# overflow".
+ *
+ * What dm core (6.1) hands a target: a bio with REQ_PREFLUSH and data comes
+ * as an empty flush, then the data without PREFLUSH.  That empty flush is
+ * the clone dm_io embeds, made from the original bio: it keeps the original's
+ * flags (an F line may show FUA), sector and bi_io_vec, with bi_size 0.  The
+ * data part is sent even when the flush failed, and the flush's error is
+ * dropped: fail_flush under a journal commit is not seen by the journal.
  */
 
 #include <linux/module.h>
