@@ -29,9 +29,10 @@
  *
  * 1 MODE_TIMELINE  The mapping's mode over time: the start event's mode,
  *   then each mode or reload event sets it, and a bio with injected 1 and
- *   a status != 0 that is an empty flush (op F) or a FUA write switches it,
- *   at that bio's complete_ns, to the start event's fallback when it is
- *   flush or fua (docs/dm-barrier.rst, "Flush failure").  Violations: no
+ *   a status != 0 that is an empty flush (op F) switches it, at that bio's
+ *   complete_ns, to the start event's fallback when it is flush or fua
+ *   (docs/dm-barrier.rst, "Flush failure"; a failed FUA write is a write
+ *   error unless the flush the target sends after it fails too).  Violations: no
  *   start event or more than one, an event before the start, events out of
  *   time order, and an S op that returned 0 although the timeline says
  *   mode none for the whole of its [submit_ns, complete_ns] (a barrier
@@ -661,10 +662,15 @@ static uint64_t durable_time(const struct ctx *c, const struct orc_bio *b)
 	return d;
 }
 
+/*
+ * A failed FUA write is not one: the target tells a failed cache from a
+ * failed medium by the flush it sends next (docs/dm-barrier.rst, "Flush
+ * failure" 6), and only that flush failing falls back.
+ */
 static bool is_flush_failure(const struct orc_bio *b)
 {
 	return b->injected && b->status &&
-	       (b->op == 'F' || (b->op == 'W' && (b->flags & (ORC_FUAF | ORC_PREFLUSH))));
+	       (b->op == 'F' || (b->op == 'W' && (b->flags & ORC_PREFLUSH)));
 }
 
 /* ------------------------------------------------------------ indexes */

@@ -257,6 +257,16 @@ static void test_timeline(void **state)
 	expect_text(&r, "timeline 320 none");
 	done(&r);
 
+	/* A failed FUA write in mode fua is a write error, not a fallback: an S
+	 * op that succeeds after it is fine, one refused is spurious. */
+	check(&r, "0 0 S 0 8 100 200 -5\n1 0 S 8 8 300 400 0\n2 0 S 16 8 500 600 -95\n",
+	      "d 1 110 150 W FUA 0 8 -5 1\nd 2 160 170 F PREFLUSH 0 0 0 0\n"
+	      "d 3 310 350 W FUA 8 8 0 0\nd 4 510 550 W FUA 16 8 0 0\n",
+	      "0 start fua none 0\n");
+	expect_only(&r, ORC_SPURIOUS, 1);
+	expect_text(&r, "op 2 (S");
+	done(&r);
+
 	/* A failure in drain mode switches nothing: EOPNOTSUPP after it is spurious. */
 	check(&r, "0 0 S 8 8 400 500 -95\n", "d 3 310 320 F PREFLUSH 0 0 -5 1\n",
 	      "0 start drain none 0\n");
