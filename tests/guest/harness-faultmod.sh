@@ -10,31 +10,6 @@
 source "$PROJECT/tests/vm/lib.sh"
 
 LOG=/sys/kernel/debug/dmb_fault/log
-FSTATUS_FIELDS=(flushes fua_writes writes reads injected_flush injected_fua injected_write held)
-
-# fstatus NAME FIELD: one field of a dmb_fault mapping's status line.
-fstatus() {
-	local line i
-	read -r -a line <<<"$(dmsetup status "$1")"
-	for i in "${!FSTATUS_FIELDS[@]}"; do
-		if [ "${FSTATUS_FIELDS[$i]}" = "$2" ]; then
-			echo "${line[$((i + 3))]}"
-			return 0
-		fi
-	done
-	fail "fstatus: no field '$2'"
-}
-
-# make_fault NAME DEV [FEATURE...]
-make_fault() {
-	local name=$1 dev=$2 table
-	shift 2
-	table="0 $(sectors "$dev") dmb_fault $dev 0"
-	[ $# -gt 0 ] && table="$table $# $*"
-	dmsetup create "$name" --table "$table"
-	[ -b "/dev/mapper/$name" ] || fail "/dev/mapper/$name is not a block device"
-}
-
 # One 4k O_DIRECT write at 4k block BLOCK, then one fsync (an empty flush).
 # Not conv=fdatasync: when fdatasync fails, dd tries fsync as well, which
 # sends a second flush.

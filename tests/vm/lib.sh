@@ -63,17 +63,22 @@ start_udev() {
 # docs/dm-barrier.rst gives it.
 BSTATUS_FIELDS=(mode cache fua barriers flushes fua_writes flush_errors fallbacks held
 	max_drain_us shared no_cache refused replayed cache_changes)
-bstatus() {
-	local line i
-	read -r -a line <<<"$(dmsetup status "$1")"
-	# start len "barrier" then the fields
-	for i in "${!BSTATUS_FIELDS[@]}"; do
-		if [ "${BSTATUS_FIELDS[$i]}" = "$2" ]; then
-			echo "${line[$((i + 3))]}"
+bstatus() { status_field "$1" "$2" "${BSTATUS_FIELDS[@]}"; }
+
+# status_field NAME FIELD NAMES...: the field called FIELD of a one-target
+# mapping's status line, whose fields are called NAMES.
+status_field() {
+	local name=$1 field=$2 line i
+	shift 2
+	read -r -a line <<<"$(dmsetup status "$name")"
+	# start len target then the fields
+	for ((i = 1; i <= $#; i++)); do
+		if [ "${!i}" = "$field" ]; then
+			echo "${line[$((i + 2))]}"
 			return 0
 		fi
 	done
-	fail "bstatus: no field '$2'"
+	fail "status of $name: no field '$field'"
 }
 
 # make_barrier NAME DEV [FEATURES...]: a barrier mapping over all of DEV.
@@ -147,7 +152,10 @@ make_fault() {
 	table="0 $(sectors "$dev") dmb_fault $dev 0"
 	[ $# -gt 0 ] && table="$table $# $*"
 	dmsetup create "$name" --table "$table"
+	[ -b "/dev/mapper/$name" ] || fail "/dev/mapper/$name is not a block device"
 }
+FSTATUS_FIELDS=(flushes fua_writes writes reads injected_flush injected_fua injected_write held)
+fstatus() { status_field "$1" "$2" "${FSTATUS_FIELDS[@]}"; }
 fault() { local name=$1; shift; dmsetup message "$name" 0 "$@"; }
 # fault_log NAME: the dmb_fault log lines of mapping NAME.
 fault_log() { grep "^$(dm_kname "$1") " /sys/kernel/debug/dmb_fault/log || true; }
