@@ -39,9 +39,9 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/target/build.mk
 -include bench/build.mk
 
-.PHONY: all module userspace test-modules deps check check-host check-unit \
-	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \
-	demo bench install uninstall clean help
+.PHONY: all module userspace test-modules deps kernels check check-host check-unit \
+	check-fuzz check-guest check-harness check-long checkpatch \
+	asan fuzz demo bench install uninstall clean help
 
 all: module userspace test-modules
 
@@ -54,7 +54,9 @@ help:
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
 	@echo "make fuzz        run the parser fuzzers for longer (FUZZ_SECONDS=600)"
 	@echo "make install     install (DESTDIR, PREFIX); make uninstall removes it"
+	@echo "make kernels     fetch $(KERNELS) (build/kernels) and build the module for them"
 	@echo "One guest test:  tests/vm/run NAME  (tests/vm/run --list, --help)"
+	@echo "On 6.12 or 7.3:  KERNEL=6.12 tests/vm/run NAME"
 
 deps:
 	@scripts/deps
@@ -62,6 +64,14 @@ deps:
 # ----------------------------------------------------------------- kernel
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target W=1 modules
+
+# The newer Debian kernels (scripts/kernels): 6.12 from bookworm-backports
+# and 7.3 from trixie-backports, unpacked under build/kernels/SERIES with
+# their own dm-barrier.ko (7.x built in a trixie build root: gcc-14).  The
+# downloads and the build root are made once per machine.
+KERNELS ?= 6.12 7.3
+kernels:
+	scripts/kernels module $(KERNELS)
 
 test-modules:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/tests/vm/warnmod modules
@@ -132,7 +142,8 @@ uninstall-man:
 	rm -f $(DESTDIR)$(MANDIR)/man7/dm-barrier.7 $(DESTDIR)$(MANDIR)/man5/org.dmbarrier1.5
 
 # Host side of installing: DESTDIR install and uninstall, man page lint,
-# dkms add/build/install against $(KVER)'s headers, the Debian packages and
+# dkms add/build/install against $(KVER)'s headers (and 6.12's when make
+# kernels has unpacked it), the Debian packages and
 # lintian.  Its outputs (build/dkms, build/deb) are what the guest test
 # install-packages loads and installs.
 check-install: all
@@ -140,7 +151,7 @@ check-install: all
 
 # ------------------------------------------------------------------ tests
 check: deps
-	$(MAKE) all
+	$(MAKE) all kernels
 	$(MAKE) -j2 --output-sync=target check-host
 	$(MAKE) check-guest
 
