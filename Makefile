@@ -40,7 +40,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include bench/build.mk
 
 .PHONY: all module userspace test-modules deps kernels check check-host check-unit \
-	check-fuzz check-guest check-harness check-long checkpatch \
+	check-fuzz check-guest check-guest-kernels check-harness check-long checkpatch \
 	asan fuzz demo bench install uninstall clean help
 
 all: module userspace test-modules
@@ -186,6 +186,18 @@ GUEST_TESTS = $(sort $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/*.sh))
 LONG_TESTS = $(filter long-% %-long,$(GUEST_TESTS))
 check-guest: check-harness
 	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run $(filter-out $(LONG_TESTS),$(GUEST_TESTS))
+	$(MAKE) check-guest-kernels
+
+# The core guest tests on the newer kernels (everything runs on 6.1 above).
+# order-ahci is left out on 7.3: bookworm's blktrace misses the FUA writes
+# queued on the dm device there (7.x's v2 trace format), so the ordering
+# verifier refuses the trace.  docs/verification.md, "Kernels".
+KERNEL_TESTS_6.12 = target-modes target-flushfail order-ahci fs-ext4 barrierd-flushfail
+KERNEL_TESTS_7.3 = target-modes target-flushfail fs-ext4 barrierd-flushfail
+check-guest-kernels: kernels
+	@rc=0; $(foreach k,$(KERNELS),echo "== guest tests on $(k)"; \
+		KERNEL=$(k) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run -o $(BUILD)/vm-results-$(k) \
+		$(or $(KERNEL_TESTS_$(k)),target-modes) || rc=1;) exit $$rc
 
 check-long: deps all
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
