@@ -40,9 +40,9 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/campaign/build.mk
 -include bench/build.mk
 
-.PHONY: all module userspace test-modules deps check check-host check-unit check-mutants \
-	check-fuzz check-guest check-harness check-long checkpatch asan fuzz \
-	demo bench install uninstall clean help
+.PHONY: all module userspace test-modules deps kernels check check-host check-unit \
+	check-mutants check-fuzz check-guest check-guest-kernels check-harness check-long \
+	checkpatch asan fuzz demo bench install uninstall clean help
 
 all: module userspace test-modules
 
@@ -57,7 +57,9 @@ help:
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
 	@echo "make fuzz        run the parser fuzzers for longer (FUZZ_SECONDS=600)"
 	@echo "make install     install (DESTDIR, PREFIX); make uninstall removes it"
+	@echo "make kernels     fetch $(KERNELS) (build/kernels) and build the module for them"
 	@echo "One guest test:  tests/vm/run NAME  (tests/vm/run --list, --help)"
+	@echo "On 6.12 or 7.3:  KERNEL=6.12 tests/vm/run NAME"
 
 deps:
 	@scripts/deps
@@ -65,6 +67,14 @@ deps:
 # ----------------------------------------------------------------- kernel
 module:
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/dm-target W=1 modules
+
+# The newer Debian kernels (scripts/kernels): 6.12 from bookworm-backports
+# and 7.3 from trixie-backports, unpacked under build/kernels/SERIES with
+# their own dm-barrier.ko (7.x built in a trixie build root: gcc-14).  The
+# downloads and the build root are made once per machine.
+KERNELS ?= 6.12 7.3
+kernels:
+	scripts/kernels module $(KERNELS)
 
 # Test-only modules the guest tests load (tests/vm/*mod/).
 TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/faultmod tests/vm/biomod tests/vm/kdelaymod
@@ -138,7 +148,8 @@ uninstall-man:
 	rm -f $(DESTDIR)$(MANDIR)/man7/dm-barrier.7 $(DESTDIR)$(MANDIR)/man5/org.dmbarrier1.5
 
 # Host side of installing: DESTDIR install and uninstall, man page lint,
-# dkms add/build/install against $(KVER)'s headers, the Debian packages and
+# dkms add/build/install against $(KVER)'s headers (and 6.12's when make
+# kernels has unpacked it), the Debian packages and
 # lintian.  Its outputs (build/dkms, build/deb) are what the guest test
 # install-packages loads and installs.
 check-install: all
@@ -146,7 +157,7 @@ check-install: all
 
 # ------------------------------------------------------------------ tests
 check: deps
-	$(MAKE) all
+	$(MAKE) all kernels
 	$(MAKE) -j2 --output-sync=target check-host
 	$(MAKE) check-guest
 
@@ -181,6 +192,18 @@ GUEST_TESTS = $(sort $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/*.sh))
 LONG_TESTS = $(filter long-% %-long,$(GUEST_TESTS))
 check-guest: check-harness
 	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run $(filter-out $(LONG_TESTS),$(GUEST_TESTS))
+	$(MAKE) check-guest-kernels
+
+# The core guest tests on the newer kernels (everything runs on 6.1 above).
+# order-ahci is left out on 7.3: bookworm's blktrace misses the FUA writes
+# queued on the dm device there (7.x's v2 trace format), so the ordering
+# verifier refuses the trace.  docs/verification.md, "Kernels".
+KERNEL_TESTS_6.12 = target-modes target-flushfail order-ahci fs-ext4 barrierd-flushfail
+KERNEL_TESTS_7.3 = target-modes target-flushfail fs-ext4 barrierd-flushfail
+check-guest-kernels: kernels
+	@rc=0; $(foreach k,$(KERNELS),echo "== guest tests on $(k)"; \
+		KERNEL=$(k) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run -o $(BUILD)/vm-results-$(k) \
+		$(or $(KERNEL_TESTS_$(k)),target-modes) || rc=1;) exit $$rc
 
 check-long: deps all
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)

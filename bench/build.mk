@@ -9,7 +9,7 @@ USERSPACE += $(BENCH_JOURNAL) $(BENCH_DRAINSTAT)
 
 $(BENCH_JOURNAL): $(BUILD)/obj/bench/journal.o
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing 2>/dev/null)
 
 CPPFLAGS_bench_ := -I$(CURDIR)/tests/tools
 

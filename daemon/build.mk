@@ -8,8 +8,8 @@ BARRIERD := $(BUILD)/barrierd
 BARRIERD_SRCS := daemon/main.c daemon/bus.c daemon/watch.c daemon/device.c daemon/policy.c \
 	daemon/config.c daemon/log.c
 BARRIERD_OBJS := $(BARRIERD_SRCS:%.c=$(BUILD)/obj/%.o)
-BARRIERD_LIBS := $(shell pkg-config --libs libsystemd libudev)
-CPPFLAGS_daemon_ := $(shell pkg-config --cflags libsystemd libudev)
+BARRIERD_LIBS := $(shell pkg-config --libs libsystemd libudev 2>/dev/null)
+CPPFLAGS_daemon_ := $(shell pkg-config --cflags libsystemd libudev 2>/dev/null)
 
 # The pure parts, for unit tests.
 BARRIERD_PURE_OBJS := $(BUILD)/obj/daemon/policy.o $(BUILD)/obj/daemon/config.o

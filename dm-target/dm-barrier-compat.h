@@ -3,14 +3,15 @@
  * Every kernel-version difference dm-barrier depends on, named by the
  * feature it tests.  Kbuild defines DMB_HAVE_<feature> by looking for the
  * name in the headers of the kernel being built for.  The target is built
- * and tested against Debian's 6.1; the notes say what changes on 6.6 and
- * 6.12 so that a port touches only this file (and the tests in Kbuild).
+ * and tested against Debian's 6.1, 6.12 and 7.3; the notes say what changes
+ * where, so that a port touches only this file (and the tests in Kbuild).
  */
 #ifndef DM_BARRIER_COMPAT_H
 #define DM_BARRIER_COMPAT_H
 
 #include <linux/blkdev.h>
 #include <linux/bio.h>
+#include <linux/device-mapper.h>
 
 /*
  * Volatile write cache and FUA of the backing device.
@@ -40,6 +41,30 @@ static inline bool dmb_bdev_write_cache(struct block_device *bdev)
 static inline bool dmb_bdev_fua(struct block_device *bdev)
 {
 	return test_bit(QUEUE_FLAG_FUA, &bdev_get_queue(bdev)->queue_flags);
+}
+#endif
+
+/*
+ * The ioctl a dm device forwards to its one backing device: around 6.16
+ * dm_prepare_ioctl_fn gained the ioctl's cmd and arg and a *forward flag a
+ * target clears when it handled the ioctl itself.  dm-barrier handles none,
+ * so the wrapper leaves *forward as dm core set it (true) and passes on
+ * only the device; the return value keeps its meaning (> 0: the mapping is
+ * not the whole device, dm core checks the ioctl is safe for a partition).
+ * barrier_ioctl_bdev() is dm-barrier.c's, the one prepare_ioctl of both.
+ */
+static int barrier_ioctl_bdev(struct dm_target *ti, struct block_device **bdev);
+
+#ifdef DMB_HAVE_PREPARE_IOCTL_FORWARD
+static int dmb_prepare_ioctl(struct dm_target *ti, struct block_device **bdev,
+			     unsigned int cmd, unsigned long arg, bool *forward)
+{
+	return barrier_ioctl_bdev(ti, bdev);
+}
+#else
+static int dmb_prepare_ioctl(struct dm_target *ti, struct block_device **bdev)
+{
+	return barrier_ioctl_bdev(ti, bdev);
 }
 #endif
 

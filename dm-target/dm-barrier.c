@@ -1518,7 +1518,7 @@ static void barrier_status(struct dm_target *ti, status_type_t type,
 
 /* --------------------------------------------------------- device glue */
 
-static int barrier_prepare_ioctl(struct dm_target *ti, struct block_device **bdev)
+static int barrier_ioctl_bdev(struct dm_target *ti, struct block_device **bdev)
 {
 	struct barrier_c *bc = ti->private;
 
@@ -1572,7 +1572,7 @@ static struct target_type barrier_target = {
 	.resume = barrier_resume,
 	.status = barrier_status,
 	.message = barrier_message,
-	.prepare_ioctl = barrier_prepare_ioctl,
+	.prepare_ioctl = dmb_prepare_ioctl,
 	.iterate_devices = barrier_iterate_devices,
 	.io_hints = barrier_io_hints,
 };

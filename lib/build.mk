@@ -11,16 +11,16 @@ LIBDMB_SO := $(LIBDMB_DIR)/libdmbarrier.so
 LIBDMB_PC := $(LIBDMB_DIR)/libdmbarrier.pc
 LIBDMB_SRCS := lib/ctx.c lib/status.c lib/dm.c lib/event.c lib/kmod.c lib/writecache.c
 LIBDMB_OBJS := $(LIBDMB_SRCS:%.c=$(BUILD)/obj/%.o)
-LIBDMB_DEPLIBS := $(shell pkg-config --libs devmapper libkmod)
+LIBDMB_DEPLIBS := $(shell pkg-config --libs devmapper libkmod 2>/dev/null)
 LIBDMB_LDLIBS = -L$(LIBDMB_DIR) -ldmbarrier -Wl,-rpath,$(abspath $(LIBDMB_DIR))
 
 BARRIERCTL := $(BUILD)/barrierctl
 BARRIERCTL_SRCS := lib/barrierctl.c lib/barrierctl-args.c lib/barrierctl-output.c lib/barrierctl-bus.c
 BARRIERCTL_OBJS := $(BARRIERCTL_SRCS:%.c=$(BUILD)/obj/%.o)
-BARRIERCTL_LIBS := $(shell pkg-config --libs json-c libsystemd)
+BARRIERCTL_LIBS := $(shell pkg-config --libs json-c libsystemd 2>/dev/null)
 
 # Everything in lib/ is compiled hidden; the API is marked _public_.
-CPPFLAGS_lib_ := -fvisibility=hidden $(shell pkg-config --cflags devmapper libkmod json-c libsystemd)
+CPPFLAGS_lib_ := -fvisibility=hidden $(shell pkg-config --cflags devmapper libkmod json-c libsystemd 2>/dev/null)
 
 USERSPACE += $(LIBDMB_SO) $(LIBDMB_PC) $(BARRIERCTL)
 

@@ -13,7 +13,7 @@ USERSPACE += $(TOOLS_ORDERLOAD) $(TOOLS_ORDERCHECK)
 
 $(TOOLS_ORDERLOAD): $(BUILD)/obj/tests/tools/orderload.o
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing 2>/dev/null)
 
 $(TOOLS_ORDERCHECK): $(BUILD)/obj/tests/tools/ordercheck.o $(TOOLS_TRACE_OBJS)
 	@mkdir -p $(@D)

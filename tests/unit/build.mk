@@ -3,8 +3,8 @@
 # Each component adds a section that says what its tests link with.
 
 UNIT_DIR := $(BUILD)/tests/unit
-UNIT_CMOCKA_LIBS := $(shell pkg-config --libs cmocka)
-CPPFLAGS_tests_unit_ := $(shell pkg-config --cflags cmocka json-c)
+UNIT_CMOCKA_LIBS := $(shell pkg-config --libs cmocka 2>/dev/null)
+CPPFLAGS_tests_unit_ := $(shell pkg-config --cflags cmocka json-c 2>/dev/null)
 
 # ----------------------------------------------------- lib (libdmbarrier)
 # test-lib-*.c: the library's objects (internal functions included) and
@@ -16,7 +16,7 @@ UNIT_TESTS += $(UNIT_LIB_TESTS)
 
 $(UNIT_LIB_TESTS): $(UNIT_DIR)/%: $(BUILD)/obj/tests/unit/%.o $(UNIT_LIB_LINK)
 	@mkdir -p $(@D)
-	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDMB_DEPLIBS) $(shell pkg-config --libs json-c) \
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(LIBDMB_DEPLIBS) $(shell pkg-config --libs json-c 2>/dev/null) \
 		$(UNIT_CMOCKA_LIBS)
 
 # ------------------------------------------------------ daemon (barrierd)
