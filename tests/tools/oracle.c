@@ -108,7 +108,7 @@ const char *const orc_rule_names[ORC_NRULES] = {
 
 const char *const orc_mode_names[ORC_MODE_NR] = {
 	[ORC_FLUSH] = "flush", [ORC_FUA] = "fua", [ORC_DRAIN] = "drain",
-	[ORC_PASSTHROUGH] = "passthrough", [ORC_NONE] = "none",
+	[ORC_PASSTHROUGH] = "passthrough", [ORC_NONE] = "none", [ORC_UNKNOWN] = "unknown",
 };
 
 static const char orc_kind_chars[ORC_OP_NR] = { 'W', 'S', 'F' };
@@ -117,7 +117,7 @@ static const char orc_kind_chars[ORC_OP_NR] = { 'W', 'S', 'F' };
 
 int orc_mode_parse(const char *s, enum orc_mode *m)
 {
-	for (int i = 0; i < ORC_MODE_NR; i++) {
+	for (int i = 0; i < ORC_UNKNOWN; i++) {
 		if (!strcmp(s, orc_mode_names[i])) {
 			*m = (enum orc_mode)i;
 			return 0;
@@ -573,15 +573,16 @@ static enum orc_mode mode_at(const struct ctx *c, uint64_t t)
 	return c->seg_m[i ? i - 1 : 0];
 }
 
-/* Mode none at some instant of [t0, t1]. */
+/* Mode none (or maybe none: unknown) at some instant of [t0, t1]. */
 static bool none_in(const struct ctx *c, uint64_t t0, uint64_t t1)
 {
 	size_t i = upper_bound(c->seg_t, c->nseg, t0);
+	enum orc_mode m = c->seg_m[i ? i - 1 : 0];
 
-	if (c->seg_m[i ? i - 1 : 0] == ORC_NONE)
+	if (m == ORC_NONE || m == ORC_UNKNOWN)
 		return true;
 	for (; i < c->nseg && c->seg_t[i] <= t1; i++)
-		if (c->seg_m[i] == ORC_NONE)
+		if (c->seg_m[i] == ORC_NONE || c->seg_m[i] == ORC_UNKNOWN)
 			return true;
 	return false;
 }
@@ -738,6 +739,19 @@ static int build_indexes(struct ctx *c)
 
 /* --------------------------------------------------- rule 1: timeline */
 
+/*
+ * A flush failed while the mode or reload event @ev took effect: the
+ * target may have fallen back before or after the new mode, so the mode
+ * is unknown from the event's start until the next one.
+ */
+static bool raced(const struct ctx *c, const struct orc_event *ev)
+{
+	size_t f = lower_bound(c->ffail, c->nffail, ev->t);
+
+	return (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD) &&
+	       f < c->nffail && c->ffail[f] <= ev->t_end;
+}
+
 static int build_timeline(struct ctx *c)
 {
 	const struct orc_input *in = c->in;
@@ -783,7 +797,7 @@ static int build_timeline(struct ctx *c)
 			c->mr_end[c->nmr++] = ev->t_end;
 		t[nt++] = (struct tref){
 			.t = (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD) &&
-			     ev->mode != ORC_NONE ? ev->t_end : ev->t,
+			     ev->mode != ORC_NONE && !raced(c, ev) ? ev->t_end : ev->t,
 			.order = i, .ev = ev };
 	}
 	if (!start) {
@@ -817,7 +831,8 @@ static int build_timeline(struct ctx *c)
 			if (durable_mode(cur))
 				m = c->fallback;
 		} else if (ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD) {
-			m = ev->mode;
+			/* A failure while it took effect: either came last. */
+			m = raced(c, ev) ? ORC_UNKNOWN : ev->mode;
 		}
 		if (m == cur)
 			continue;

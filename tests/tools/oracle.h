@@ -32,7 +32,11 @@ extern const char *const orc_rule_names[ORC_NRULES];
 
 enum orc_kind { ORC_OP_W, ORC_OP_S, ORC_OP_F, ORC_OP_NR };
 
-enum orc_mode { ORC_FLUSH, ORC_FUA, ORC_DRAIN, ORC_PASSTHROUGH, ORC_NONE, ORC_MODE_NR };
+/*
+ * ORC_UNKNOWN is the timeline's own: a flush failed while a mode message
+ * or reload was taking effect, so either may have come last.
+ */
+enum orc_mode { ORC_FLUSH, ORC_FUA, ORC_DRAIN, ORC_PASSTHROUGH, ORC_NONE, ORC_UNKNOWN, ORC_MODE_NR };
 
 extern const char *const orc_mode_names[ORC_MODE_NR];
 

@@ -236,6 +236,20 @@ static void test_timeline(void **state)
 	expect_only(&r, ORC_DURABLE, 1);
 	done(&r);
 
+	/* A flush fails while `mode flush` takes effect (seed 197 of the first
+	 * 200-schedule run): the target fell back after the message, the mode
+	 * is unknown until the next event, and an unflushed S op after it is
+	 * not a violation; the same op after an unraced message is. */
+	check(&r, "0 0 S 0 8 200 300 0\n", "d 1 150 152 F PREFLUSH 0 0 -5 1\nd 2 210 250 W - 0 8 0 0\n",
+	      "0 start flush drain 0\n100 180 mode flush\n");
+	expect_clean(&r);
+	expect_text(&r, "timeline 100 unknown");
+	done(&r);
+	check(&r, "0 0 S 0 8 200 300 0\n", "d 1 50 52 F PREFLUSH 0 0 -5 1\nd 2 210 250 W - 0 8 0 0\n",
+	      "0 start flush drain 0\n100 180 mode flush\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+
 	/* Events out of order, and one before the start. */
 	check(&r, "", "", "100 start flush none 0\n50 mode drain\n");
 	expect_only(&r, ORC_TIMELINE, 2);
