@@ -33,16 +33,6 @@ static void usage(FILE *f)
 		"Exit status: 0 clean, 1 violations, 2 unusable logs, 64 usage.\n");
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
-}
 
 typedef int (*reader_fn)(struct orc_input *, FILE *, uint32_t *);
 

@@ -144,16 +144,6 @@ static void usage(FILE *f)
 		MAX_THREADS);
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	*out = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
-}
 
 static int parse_mix(const char *s, unsigned int mix[K_NR])
 {

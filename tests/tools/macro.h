@@ -8,6 +8,7 @@
 #define DMB_TOOLS_MACRO_H
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -33,6 +34,23 @@ static inline void tool_fclosep(FILE **f)
 {
 	if (*f)
 		(void)fclose(*f);
+}
+
+/* A decimal option value: digits only, no sign, no overflow; *out is
+ * untouched on failure. */
+static inline int parse_u64(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s[0] || s[0] == '-')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*out = v;
+	return 0;
 }
 
 #define _cleanup_free_ _cleanup_(tool_freep)

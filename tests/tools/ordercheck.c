@@ -35,16 +35,6 @@ static void usage(FILE *f)
 		"Exit status: 0 clean, 1 violations, 2 trace unusable, 64 usage.\n");
 }
 
-static int parse_u64(const char *s, uint64_t *v)
-{
-	char *end;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	*v = strtoull(s, &end, 10);
-	return errno || *end ? -EINVAL : 0;
-}
 
 int main(int argc, char **argv)
 {

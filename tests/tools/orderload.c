@@ -102,20 +102,6 @@ static void usage(FILE *f)
 		"  -h, --help            this text\n");
 }
 
-static int parse_u64(const char *s, uint64_t *out)
-{
-	char *end;
-	unsigned long long v;
-
-	if (!s[0] || s[0] == '-')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno || *end)
-		return -EINVAL;
-	*out = v;
-	return 0;
-}
 
 static int parse_args(int argc, char **argv, struct opts *o)
 {
