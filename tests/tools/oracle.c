@@ -857,8 +857,9 @@ static int build_timeline(struct ctx *c)
 	for (i = 0; i < in->nops; i++) {
 		const struct orc_op *op = &in->ops[i];
 
+		/* (Not while a mode message may have taken effect.) */
 		if (op->kind == ORC_OP_S && !op->result && op->comp >= op->sub &&
-		    none_throughout(c, op->sub, op->comp))
+		    none_throughout(c, op->sub, op->comp) && !unsettled(c, op->sub, op->comp))
 			vio(c, ORC_TIMELINE,
 			    "%s returned 0 but the timeline says mode none for all of it", OPSTR(op));
 	}
