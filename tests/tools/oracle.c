@@ -56,7 +56,9 @@
  *   sector's last W bio completed by its complete_ns failed.
  * 4 STATUS_KEPT  A W or S op that failed, whose sector's last W bio
  *   (completed by its complete_ns) failed with an injected status other
- *   than -EIO, must have returned that status.
+ *   than -EIO, must have returned that status, unless an injected flush
+ *   failure completed between that bio and the op (mode fua's probe
+ *   flush: then the cache failed and the flush's error is reported).
  * 5 NO_SPURIOUS_FAILURE  An op that failed with -EOPNOTSUPP needs mode none
  *   at some instant of [submit_ns, complete_ns].  One that failed with
  *   anything else needs one of: a bio with injected 1 completing in
@@ -994,7 +996,13 @@ static void check_errors(struct ctx *c)
 		/* 4: an injected status other than EIO kept. */
 		if (op->kind != ORC_OP_F && op->result) {
 			c->rep->checked[ORC_STATUS_KEPT]++;
-			if (b && b->status && b->injected && b->status != -EIO && op->result != b->status)
+			size_t pf = b ? lower_bound(c->ffail, c->nffail, b->comp) : 0;
+			/* A flush failing after the write (mode fua's probe):
+			 * the cache failed, and its error is the one reported. */
+			bool probed = b && pf < c->nffail && c->ffail[pf] <= op->comp;
+
+			if (b && b->status && b->injected && b->status != -EIO && !probed &&
+			    op->result != b->status)
 				vio(c, ORC_STATUS_KEPT,
 				    "%s: its W bio failed with injected %" PRId32 " (bios line %" PRIu32
 				    ") but the op returned %" PRId32,

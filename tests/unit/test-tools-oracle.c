@@ -258,6 +258,13 @@ static void test_timeline(void **state)
 	expect_clean(&r);
 	done(&r);
 
+	/* Mode fua: the FUA write fails with ENOSPC, the probe flush after it
+	 * fails too (seed 56 of the third 200-schedule run): EIO is right. */
+	check(&r, "0 0 S 0 8 100 300 -5\n", "d 1 110 150 W FUA 0 8 -28 1\nd 2 160 170 F PREFLUSH 0 0 -5 1\n",
+	      "0 start fua none 0\n");
+	expect_clean(&r);
+	done(&r);
+
 	/* Events out of order, and one before the start. */
 	check(&r, "", "", "100 start flush none 0\n50 mode drain\n");
 	expect_only(&r, ORC_TIMELINE, 2);
