@@ -10,7 +10,7 @@ source "$PROJECT/tests/tools/order-lib.sh"
 modprobe dm-barrier
 [ "$(cat "/sys/block/$(disk_name "$DISK_SCSI")/queue/fua")" = 1 ] || fail "the virtio-scsi disk has no FUA"
 ord_mode_run sfua "$DISK_SCSI" fua --durability
-fua_writes=$(grep -c ' D WFS ' "$WORK/sfua.trace" || true)
+fua_writes=$(ord_fua_dispatches "$WORK/sfua.trace")
 log "FUA writes dispatched to the disk in mode fua: $fua_writes"
 [ "$fua_writes" -gt 100 ] || fail "mode fua sent only $fua_writes FUA writes to the disk"
 ord_negative spass "$DISK_SCSI" "barrier $DISK_SCSI 0 1 mode:passthrough" 20

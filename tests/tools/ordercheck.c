@@ -117,7 +117,7 @@ int main(int argc, char **argv)
 		r = trace_read(in, &t, &bad_line);
 	}
 	if (r == -EINVAL) {
-		fprintf(stderr, "dmb-ordercheck: line %" PRIu32 " is not blkparse's default output\n", bad_line);
+		fprintf(stderr, "dmb-ordercheck: line %" PRIu32 " is not blkparse's default output nor a tracefs block event\n", bad_line);
 		trace_free(&t);
 		return 2;
 	}
@@ -142,6 +142,8 @@ int main(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	if (t.raw_time)
+		printf("times: tracefs counter clock, 1 ns here = 1 traced event\n");
 	ord_print(stdout, &rep, &names, (unsigned int)max_report);
 	ord_print_summary(stdout, &rep);
 	for (int i = 0; i < ORD_NRULES; i++)
@@ -149,7 +151,7 @@ int main(int argc, char **argv)
 
 	rc = 0;
 	if (t.skips) {
-		printf("UNUSABLE: blkparse reports %" PRIu64 " skipped (lost) events\n", t.skips);
+		printf("UNUSABLE: the trace reports %" PRIu64 " lost events\n", t.skips);
 		rc = 2;
 	} else if (rep.problems) {
 		printf("UNUSABLE: %" PRIu64 " inconsistencies in the trace; first: %s\n", rep.problems,

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * trace.h: blkparse's default text output as an array of events.
+ * trace.h: blkparse's default text output, or the block tracepoints as
+ * tracefs prints them, as an array of events.
  *
  * The default format is used rather than a custom -f one because it is
  * the only one that prints a remap's source ("A WS 8 + 8 <- (254,0) 8"):
@@ -46,13 +47,15 @@ struct tev {
 	uint16_t flags;		/* TF_* */
 	char act;		/* Q A G I D C M F R P U ... */
 	bool has_sector;
+	bool raw_time;		/* t is a tracefs clock's count, not ns */
 };
 
 struct trace {
 	struct tev *ev;
 	size_t n, cap;
-	uint64_t skips;		/* blkparse "Skips: N forward" summed: lost events */
+	uint64_t skips;		/* lost events: blkparse's skips, tracefs's LOST */
 	uint64_t lines_ignored;	/* lines that are not events (summaries) */
+	bool raw_time;		/* tracefs "counter" clock: times are event counts */
 };
 
 /*
@@ -62,12 +65,25 @@ struct trace {
  */
 int trace_parse_line(const char *line, struct tev *ev);
 
+/*
+ * The same for one line of tracefs's "trace" file with the block
+ * tracepoints (see trace.c): 1 for one of the events the checker uses,
+ * 0 for any other line, -EINVAL for a block event that cannot be read.
+ * The verifier traces with the "counter" clock: a global atomic count
+ * taken as each event is recorded, so events on different CPUs are in
+ * the order they happened (tracefs prints the ns clocks in microseconds,
+ * and two CPUs' events often share one); t is then that count.
+ */
+int trace_parse_ftrace_line(const char *line, struct tev *ev);
+
 /* Parse an RWBS string ("FWS", "WFS", "FN") into TF_* flags; -EINVAL if bad. */
 int trace_parse_rwbs(const char *s, uint16_t *flags);
 
 /*
- * Read a whole blkparse output; events are sorted by time (stable, so
- * equal times keep blkparse's order).  On a malformed line returns
+ * Read a whole blkparse output or tracefs trace (lines of either kind);
+ * events are sorted by time (stable, so equal times keep the input's
+ * order).  Lost events (blkparse's skips, tracefs's "[LOST N EVENTS]")
+ * are summed in skips.  On a malformed line returns
  * -EINVAL with *bad_line set.
  */
 int trace_read(FILE *f, struct trace *t, uint32_t *bad_line);

@@ -121,6 +121,117 @@ static void test_lines(void **state)
 	assert_int_equal(trace_parse_line("  8,0    0 1 0.1000000000 1  Q  WS 12 + 8 [a]\n", &ev), -EINVAL);
 }
 
+/* The same events as tracefs prints the block tracepoints (6.1, 7.x). */
+static void test_ftrace_lines(void **state)
+{
+	struct tev ev;
+
+	(void)state;
+	assert_int_equal(trace_parse_ftrace_line(
+		"   dmb-orderload-233     [001] .....    12.047070: block_bio_queue: 254,0 WS 1238536 + 8 [dmb-orderload]\n",
+		&ev), 1);
+	assert_int_equal(ev.act, 'Q');
+	assert_int_equal(ev.dev, TDEV(254, 0));
+	assert_int_equal(ev.sector, 1238536);
+	assert_int_equal(ev.nsect, 8);
+	assert_int_equal(ev.pid, 233);
+	assert_int_equal(ev.cpu, 1);
+	assert_int_equal(ev.t, 12047070000ULL);
+	assert_int_equal(ev.flags, TF_WRITE | TF_SYNC);
+
+	assert_int_equal(trace_parse_ftrace_line(
+		"   dmb-orderload-233     [001] .....    12.048243: block_bio_remap: 8,0 WS 1238536 + 8 <- (254,0) 1238530\n",
+		&ev), 1);
+	assert_int_equal(ev.act, 'A');
+	assert_int_equal(ev.from_dev, TDEV(254, 0));
+	assert_int_equal(ev.from_sector, 1238530);
+
+	/* A task name with dashes and spaces, a tgid column. */
+	assert_int_equal(trace_parse_ftrace_line(
+		"  my-odd task-17 (   17) [000] d.h1.     1.000001: block_bio_complete: 254,0 WFS 64 + 8 [-5]\n",
+		&ev), 1);
+	assert_int_equal(ev.pid, 17);
+	assert_int_equal(ev.act, 'C');
+	assert_int_equal(ev.err, -EIO);
+	assert_true(ev.flags & TF_FUA);
+
+	/* The flush request: "FF" in the tracepoints, "FN" in blkparse. */
+	assert_int_equal(trace_parse_ftrace_line(
+		"    kworker/0:1H-175     [000] .....    12.058195: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n",
+		&ev), 1);
+	assert_int_equal(ev.act, 'D');
+	assert_int_equal(ev.flags, TF_PREFLUSH | TF_NONE);
+	assert_false(ev.has_sector);
+	assert_int_equal(trace_parse_ftrace_line(
+		"    kworker/u4:4-154     [000] ..s1.    12.060013: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n",
+		&ev), 1);
+	assert_int_equal(ev.act, 'C');
+	assert_int_equal(ev.flags, TF_PREFLUSH | TF_NONE);
+	/* A completion keeps its sector, as blkparse's "SECTOR [err]". */
+	assert_int_equal(trace_parse_ftrace_line(
+		"          <idle>-0       [000] d.s2.    12.060337: block_rq_complete: 8,0 WS () 4096 + 0 [0]\n",
+		&ev), 1);
+	assert_true(ev.has_sector);
+	assert_int_equal(ev.sector, 4096);
+	assert_int_equal(ev.pid, 0);
+
+	/* 6.10+ print the I/O priority before the last field. */
+	assert_int_equal(trace_parse_ftrace_line(
+		"  kworker/1:1H-60 [001] ..... 5.000002: block_rq_issue: 8,0 WFS 4096 () 64 + 8 none,0,0 [kworker/1:1H]\n",
+		&ev), 1);
+	assert_int_equal(ev.sector, 64);
+	assert_int_equal(ev.nsect, 8);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  <idle>-0 [001] d.h1. 5.000009: block_rq_requeue: 8,0 WFS () 64 + 8 be,0,4 [0]\n", &ev), 1);
+	assert_int_equal(ev.act, 'R');
+
+	/* The counter clock prints a plain count. */
+	assert_int_equal(trace_parse_ftrace_line(
+		"   dmb-orderload-719     [000] .....        123456: block_bio_queue: 254,0 WS 8 + 8 [dmb-orderload]\n",
+		&ev), 1);
+	assert_int_equal(ev.t, 123456);
+	assert_true(ev.raw_time);
+
+	/* Not ours: headers, other block events; malformed block events. */
+	assert_int_equal(trace_parse_ftrace_line("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n", &ev), 0);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  a-1 [000] ..... 1.000000: block_plug: [a]\n", &ev), 0);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  a-1 [000] ..... 1.000000: block_bio_queue: 8,0 WQ 12 + 8 [a]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  a-1 [000] ..... 1.000000: block_rq_issue: 8,0 WS 4096 12 + 8 [a]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  a-1 [000] ..... 1.000000: block_bio_complete: 8,0 WS 12 + 8 [x]\n", &ev), -EINVAL);
+	assert_int_equal(trace_parse_ftrace_line(
+		"  a [000] ..... 1.000000: block_bio_queue: 8,0 WS 12 + 8 [a]\n", &ev), -EINVAL);
+}
+
+/* tracefs: same-microsecond events keep their order; LOST lines count. */
+static void test_ftrace_read(void **state)
+{
+	static const char text[] =
+		"# tracer: nop\n"
+		"  a-1 [000] ..... 1.000005: block_bio_queue: 254,0 WS 8 + 8 [a]\n"
+		"  a-1 [000] ..... 1.000005: block_bio_remap: 8,0 WS 8 + 8 <- (254,0) 8\n"
+		"CPU:1 [LOST 3 EVENTS]\n"
+		"  a-1 [000] ..... 1.000005: block_bio_queue: 8,0 WS 8 + 8 [a]\n";
+	struct trace t = { 0 };
+	uint32_t bad = 0;
+	FILE *f = fmemopen((void *)text, sizeof(text) - 1, "r");
+
+	(void)state;
+	assert_non_null(f);
+	assert_int_equal(trace_read(f, &t, &bad), 0);
+	fclose(f);
+	assert_int_equal(t.n, 3);
+	assert_int_equal(t.skips, 3);
+	assert_int_equal(t.ev[0].act, 'Q');
+	assert_int_equal(t.ev[1].act, 'A');
+	assert_int_equal(t.ev[2].dev, TDEV(8, 0));
+	assert_true(t.ev[0].t < t.ev[1].t && t.ev[1].t < t.ev[2].t);
+	trace_free(&t);
+}
+
 /* ------------------------------------------------------------ traces */
 
 static void load(const char *name, struct trace *t)
@@ -372,6 +483,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_rwbs),
 		cmocka_unit_test(test_lines),
+		cmocka_unit_test(test_ftrace_lines),
+		cmocka_unit_test(test_ftrace_read),
 		cmocka_unit_test(test_flush_clean),
 		cmocka_unit_test(test_linear_violates),
 		cmocka_unit_test(test_mutant_drain),
