@@ -49,7 +49,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-insmod "$PROJECT/tests/vm/faultmod/dmb_fault.ko"
+load_testmod dmb_fault
 [ -r "$LOG" ] || fail "no $LOG"
 
 # --- table, and what the mapping advertises

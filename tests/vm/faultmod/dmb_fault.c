@@ -574,7 +574,7 @@ static int fault_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad;
 	}
 
-	fc->wq = alloc_workqueue("dmb_fault/%s", WQ_MEM_RECLAIM, 0, disk->disk_name);
+	fc->wq = alloc_workqueue("dmb_fault/%s", WQ_MEM_RECLAIM | WQ_UNBOUND, 0, disk->disk_name);
 	if (!fc->wq) {
 		ti->error = "Cannot allocate workqueue";
 		r = -ENOMEM;
