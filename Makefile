@@ -41,7 +41,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include bench/build.mk
 
 .PHONY: all module userspace test-modules deps kernels check check-host check-unit \
-	check-mutants check-fuzz check-guest check-guest-kernels check-harness check-long \
+	check-mutants check-fuzz check-guest check-guest-kernels check-long-kernels check-harness check-long \
 	checkpatch asan fuzz demo bench install uninstall clean help
 
 all: module userspace test-modules
@@ -51,7 +51,8 @@ help:
 	@echo "make demo        boot a guest and show dm-barrier under ext4, end to end"
 	@echo "make check       every test: host unit/fuzz/style tests, then guest tests"
 	@echo "make check-long  the long variants (100k-bio ordering, 500-point crash replay,"
-	@echo "                 2000-schedule fault campaign) and check-mutants"
+	@echo "                 2000-schedule fault campaign), the failure-path tests and"
+	@echo "                 the 200-schedule campaign on 6.12 and 7.3, and check-mutants"
 	@echo "make check-mutants  the negative controls: each review finding reintroduced, caught"
 	@echo "make bench       benchmarks in the guest (results in build/bench)"
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
@@ -194,20 +195,28 @@ check-guest: check-harness
 	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run $(filter-out $(LONG_TESTS),$(GUEST_TESTS))
 	$(MAKE) check-guest-kernels
 
-# The core guest tests on the newer kernels (everything runs on 6.1 above).
-# order-ahci is left out on 7.3: bookworm's blktrace misses the FUA writes
-# queued on the dm device there (7.x's v2 trace format), so the ordering
-# verifier refuses the trace.  docs/verification.md, "Kernels".
-KERNEL_TESTS_6.12 = target-modes target-flushfail order-ahci fs-ext4 barrierd-flushfail
-KERNEL_TESTS_7.3 = target-modes target-flushfail fs-ext4 barrierd-flushfail
+# The core guest tests on the newer kernels (everything runs on 6.1 above):
+# target modes, flush failure, ordering (with its dm-linear control), ext4,
+# barrierd's flush failure.  docs/verification.md, "Kernels".
+KERNEL_TESTS = target-modes target-flushfail order-ahci fs-ext4 barrierd-flushfail
 check-guest-kernels: kernels
 	@rc=0; $(foreach k,$(KERNELS),echo "== guest tests on $(k)"; \
 		KERNEL=$(k) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run -o $(BUILD)/vm-results-$(k) \
-		$(or $(KERNEL_TESTS_$(k)),target-modes) || rc=1;) exit $$rc
+		$(KERNEL_TESTS) || rc=1;) exit $$rc
 
 check-long: deps all
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
+	$(MAKE) check-long-kernels
 	$(MAKE) check-mutants
+
+# The failure path on the newer kernels: the fault campaign (200
+# schedules) and the tests of the review's findings, with the test modules
+# scripts/kernels built for each.
+KERNEL_LONG_TESTS = harness-faultmod target-debt target-write-errors target-hold-bounds \
+	target-polled target-suspend target-direct order-ide order-scsi order-fallback campaign
+check-long-kernels: kernels
+	@rc=0; $(foreach k,$(KERNELS),echo "== failure-path tests on $(k)"; \
+		KERNEL=$(k) tests/vm/run -o $(BUILD)/vm-long-$(k) $(KERNEL_LONG_TESTS) || rc=1;) exit $$rc
 
 # The negative controls of the failure-path tests: each patch in
 # tests/campaign/mutants reintroduces one finding of the review and must be

@@ -133,13 +133,15 @@ kmsg_has() { grep -qE -- "$1" <(dmesg); }
 
 # ------------------------------------------------------- test modules
 # load_testmod NAME [PARAM=VALUE...]: insmod the test-only module NAME.ko
-# from tests/vm/*/ (make test-modules builds them), once per boot.
+# from tests/vm/*/ (make test-modules builds them), or on another kernel
+# from its build/kernels/SERIES/testmods (DMB_TESTMODS, set by tests/vm/run;
+# scripts/kernels builds them), once per boot.
 load_testmod() {
 	local name=$1 ko
 	shift
 	grep -q "^$name " /proc/modules && return 0
-	ko=$(find "$PROJECT/tests/vm" -name "$name.ko" | head -n 1)
-	[ -n "$ko" ] || fail "$name.ko is not built (make test-modules)"
+	ko=$(find "${DMB_TESTMODS:-$PROJECT/tests/vm}" -name "$name.ko" | head -n 1)
+	[ -n "$ko" ] || fail "$name.ko is not built for $(uname -r) (make test-modules; make kernels)"
 	insmod "$ko" "$@"
 }
 
