@@ -59,11 +59,12 @@ mount_opts() { awk -v m="$1" '$2 == m {split($4, o, ","); print o[1]}' /proc/mou
 modprobe dm-barrier
 make_barrier ctl "$DISK_AHCI" fallback:drain hold_on_flush_error:$HOLD
 setup_fs ctl "$DISK_AHCI" /mnt/ctl
+nfailed=0
 for ((i = 0; i < 400; i++)); do
-	one_fsync /mnt/ctl "$i" >/dev/null || true
+	out=$(one_fsync /mnt/ctl "$i") || { nfailed=$((nfailed + 1)); [ $nfailed = 1 ] && log "control: fsync $i failed: $out"; }
 	aborted ctl && break
 done
-aborted ctl || fail "control: no journal abort without barrierd (flush_errors $(bstatus ctl flush_errors))"
+aborted ctl || fail "control: no journal abort without barrierd after $i fsyncs, $nfailed failed (flush_errors $(bstatus ctl flush_errors), $(disk_flushes "$DISK_AHCI") flushes on the disk; $(dmsetup status ctl); write cache $(write_cache "$DISK_AHCI"))"
 log "control: journal aborted after $i fsyncs; flush_errors $(bstatus ctl flush_errors), replayed $(bstatus ctl replayed)"
 # ext4 sees the aborted journal at its next journal operation and stops
 # all writes (6.1 sets EXT4_FLAGS_SHUTDOWN rather than SB_RDONLY, so
