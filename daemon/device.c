@@ -360,11 +360,17 @@ static void log_decision(const struct device *d, const struct policy_decision *d
 {
 	if (!dec->reason || !decision_changes(d, dec))
 		return;
-	if (dec->set_mode && dec->mode != d->status.mode)
-		log_device_full_errno(d->name, dec->priority, 0, "%s [mode %s -> %s]", dec->reason,
-				      dmb_mode_to_string(d->status.mode),
-				      dmb_mode_to_string(dec->mode));
-	else
+	if (dec->set_mode && dec->mode != d->status.mode) {
+		char disk[16 + DMB_DISK_NAME_MAX], from[32], to[32];
+		const char *fields[] = { "MESSAGE_ID=" BARRIERD_MESSAGE_MODE_CHANGED, disk, from, to,
+					 NULL };
+
+		snprintf(disk, sizeof(disk), "DMB_DISK=%s", d->disk_name);
+		snprintf(from, sizeof(from), "DMB_MODE_FROM=%s", dmb_mode_to_string(d->status.mode));
+		snprintf(to, sizeof(to), "DMB_MODE=%s", dmb_mode_to_string(dec->mode));
+		log_device_struct(d->name, dec->priority, fields, "%s [mode %s -> %s]", dec->reason,
+				  dmb_mode_to_string(d->status.mode), dmb_mode_to_string(dec->mode));
+	} else
 		log_device_full_errno(d->name, dec->priority, 0, "%s [mode %s]", dec->reason,
 				      dmb_mode_to_string(d->status.mode));
 }
@@ -448,9 +454,18 @@ int device_evaluate(struct device *d, unsigned int flags)
 		cache_from_status(d);
 	}
 	if (flush_failed) {
-		log_device_info(d->name, "flush failure handled in %llu ms: mode %s, write cache %s",
-				(unsigned long long)((clock_usec() - started) / USEC_PER_MSEC),
-				dmb_mode_to_string(d->status.mode), device_write_cache(d) ? "on" : "off");
+		char disk[16 + DMB_DISK_NAME_MAX], mode[32], cache[32];
+		const char *fields[] = { "MESSAGE_ID=" BARRIERD_MESSAGE_FLUSH_FAILED, disk, mode, cache,
+					 NULL };
+
+		snprintf(disk, sizeof(disk), "DMB_DISK=%s", d->disk_name);
+		snprintf(mode, sizeof(mode), "DMB_MODE=%s", dmb_mode_to_string(d->status.mode));
+		snprintf(cache, sizeof(cache), "DMB_WRITE_CACHE=%d", device_write_cache(d) ? 1 : 0);
+		log_device_struct(d->name, LOG_INFO, fields,
+				  "flush failure handled in %llu ms: mode %s, write cache %s",
+				  (unsigned long long)((clock_usec() - started) / USEC_PER_MSEC),
+				  dmb_mode_to_string(d->status.mode),
+				  device_write_cache(d) ? "on" : "off");
 		bus_emit_flush_failed(d);
 	}
 	publish(d);

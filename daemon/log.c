@@ -2,8 +2,9 @@
 /*
  * log.c: where barrierd's log lines go (see log.h).  Decided once at
  * start: the journal's native protocol when the journal socket exists and
- * stderr is not a plain terminal or file, so that DMB_DEVICE= and the
- * priority are fields; else stderr.
+ * stderr is not a plain terminal or file, so that DMB_DEVICE=, the
+ * priority and a line's own fields (MESSAGE_ID=, DMB_DISK=, ...) are
+ * fields; else stderr.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -12,6 +13,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+/* Our CODE_FILE=/CODE_LINE=/CODE_FUNC= are the caller's; without this,
+ * sd_journal_sendv() adds a second set naming log.c. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 #include <unistd.h>
 
@@ -91,13 +95,13 @@ int log_level_from_string(const char *s)
 	return (int)v;
 }
 
-static void log_journal(int level, int error, const char *device, const char *file, int line,
-			const char *func, const char *msg)
+static void log_journal(int level, int error, const char *device, const char *const *fields,
+			const char *file, int line, const char *func, const char *msg)
 {
 	char prio[32], dev[256], cfile[512], cline[32], cfunc[256], err[32];
 	const char *message_prefix = "MESSAGE=";
 	_cleanup_(freep) char *message = NULL;
-	struct iovec iov[8];
+	struct iovec iov[8 + LOG_FIELDS_MAX];
 	size_t n = 0;
 
 	message = malloc(strlen(message_prefix) + strlen(msg) + 1);
@@ -124,12 +128,14 @@ static void log_journal(int level, int error, const char *device, const char *fi
 		snprintf(err, sizeof(err), "ERRNO=%d", abs(error));
 		IOV(err);
 	}
+	for (size_t i = 0; fields && fields[i] && i < LOG_FIELDS_MAX; i++)
+		IOV(fields[i]);
 #undef IOV
 	(void)sd_journal_sendv(iov, (int)n);
 }
 
-int log_internalv(int level, int error, const char *device, const char *file, int line,
-		  const char *func, const char *format, va_list ap)
+static int log_dispatch(int level, int error, const char *device, const char *const *fields,
+			const char *file, int line, const char *func, const char *format, va_list ap)
 {
 	int saved = errno;
 	char msg[2048];
@@ -143,7 +149,7 @@ int log_internalv(int level, int error, const char *device, const char *file, in
 	for (size_t n = strlen(msg); n > 0 && msg[n - 1] == '\n'; n--)
 		msg[n - 1] = '\0';
 	if (use_journal)
-		log_journal(level, error, device, file, line, func, msg);
+		log_journal(level, error, device, fields, file, line, func, msg);
 	else if (stderr_prefix)
 		fprintf(stderr, "<%d>%s%s%s\n", level, device ? device : "", device ? ": " : "", msg);
 	else
@@ -151,6 +157,24 @@ int log_internalv(int level, int error, const char *device, const char *file, in
 			device ? ": " : "", msg);
 	errno = saved;
 	return error ? -abs(error) : 0;
+}
+
+int log_internalv(int level, int error, const char *device, const char *file, int line,
+		  const char *func, const char *format, va_list ap)
+{
+	return log_dispatch(level, error, device, NULL, file, line, func, format, ap);
+}
+
+int log_internal_fields(int level, int error, const char *device, const char *const *fields,
+			const char *file, int line, const char *func, const char *format, ...)
+{
+	va_list ap;
+	int r;
+
+	va_start(ap, format);
+	r = log_dispatch(level, error, device, fields, file, line, func, format, ap);
+	va_end(ap);
+	return r;
 }
 
 int log_internal(int level, int error, const char *device, const char *file, int line,

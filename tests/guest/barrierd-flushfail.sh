@@ -33,45 +33,23 @@ mkdir -p "$WORK/conf.d"
 printf '[Daemon]\nPollIntervalSec=1\nHoldOnFlushErrorMSec=%s\nFallback=drain\n' $HOLD >"$WORK/barrierd.conf"
 ARGS=(-c "$WORK/barrierd.conf" -C "$WORK/conf.d" --state-dir "$WORK/run")
 
-# setup_fs NAME DEV MNT: ext4 on the mapping, mounted; checks the flush budget.
-setup_fs() {
-	mkfs.ext4 -q -F "/dev/mapper/$1" || fail "mkfs on $1 failed"
-	mkdir -p "$3"
-	mount -o errors=remount-ro "/dev/mapper/$1" "$3" || fail "mount of $1 failed"
-	local used
-	used=$(disk_flushes "$2")
-	log "measured: setup of $1 used $used flushes on $2 (the failure starts after $N)"
-	[ "$used" -lt $((N - 5)) ] || fail "setup used $used flushes; raise N above it"
-	[ "$(bstatus "$1" flush_errors)" = 0 ] || fail "a flush failed during setup"
-}
-# one_fsync MNT I: rewrite a file and fsync it (a journal commit).
-one_fsync() {
-	dd if=/dev/urandom of="$1/f$(($2 % 8))" bs=16k count=1 conv=fsync status=none 2>&1
-}
-# Kernel messages since the mark (a removed mapping's dm-N name is reused).
-DMESG_MARK=0
-kmsg() { dmesg | tail -n +$((DMESG_MARK + 1)); }
-aborted() { kmsg | grep -q "Aborting journal on device $(dm_kname "$1")"; }
-went_ro() { kmsg | grep -q "EXT4-fs ($(dm_kname "$1")): Remounting filesystem read-only"; }
-mount_opts() { awk -v m="$1" '$2 == m {split($4, o, ","); print o[1]}' /proc/mounts; }
-
 # ---------------------------------------------------- the control: no barrierd
 modprobe dm-barrier
 make_barrier ctl "$DISK_AHCI" fallback:drain hold_on_flush_error:$HOLD
-setup_fs ctl "$DISK_AHCI" /mnt/ctl
+flushfail_setup_fs ctl "$DISK_AHCI" /mnt/ctl
 nfailed=0
 for ((i = 0; i < 400; i++)); do
-	out=$(one_fsync /mnt/ctl "$i") || { nfailed=$((nfailed + 1)); [ $nfailed = 1 ] && log "control: fsync $i failed: $out"; }
-	aborted ctl && break
+	out=$(flushfail_fsync /mnt/ctl "$i") || { nfailed=$((nfailed + 1)); [ $nfailed = 1 ] && log "control: fsync $i failed: $out"; }
+	flushfail_aborted ctl && break
 done
-aborted ctl || fail "control: no journal abort without barrierd after $i fsyncs, $nfailed failed (flush_errors $(bstatus ctl flush_errors), $(disk_flushes "$DISK_AHCI") flushes on the disk; $(dmsetup status ctl); write cache $(write_cache "$DISK_AHCI"))"
+flushfail_aborted ctl || fail "control: no journal abort without barrierd after $i fsyncs, $nfailed failed (flush_errors $(bstatus ctl flush_errors), $(disk_flushes "$DISK_AHCI") flushes on the disk; $(dmsetup status ctl); write cache $(write_cache "$DISK_AHCI"))"
 log "control: journal aborted after $i fsyncs; flush_errors $(bstatus ctl flush_errors), replayed $(bstatus ctl replayed)"
 # ext4 sees the aborted journal at its next journal operation and stops
 # all writes (6.1 sets EXT4_FLAGS_SHUTDOWN rather than SB_RDONLY, so
 # /proc/mounts keeps saying rw: the kernel's message and the failing
 # writes are the evidence).
-one_fsync /mnt/ctl 0 >/dev/null && fail "control: a write succeeded on an aborted journal"
-went_ro ctl || fail "control: ext4 did not stop writing after the abort"
+flushfail_fsync /mnt/ctl 0 >/dev/null && fail "control: a write succeeded on an aborted journal"
+flushfail_went_ro ctl || fail "control: ext4 did not stop writing after the abort"
 expect_eq "control: drive write cache" "$(drive_write_cache "$DISK_AHCI")" 1
 expect_eq "control: replayed" "$(bstatus ctl replayed)" 0
 umount /mnt/ctl
@@ -88,9 +66,9 @@ case "$(dmsetup table fs)" in
 *) fail "fs: unexpected table $(dmsetup table fs)" ;;
 esac
 bd_monitor
-setup_fs fs "$DISK_IDE" /mnt/fs
+flushfail_setup_fs fs "$DISK_IDE" /mnt/fs
 for ((i = 0; i < 400; i++)); do
-	out=$(one_fsync /mnt/fs "$i") || fail "fsync $i failed under barrierd: $out"
+	out=$(flushfail_fsync /mnt/fs "$i") || fail "fsync $i failed under barrierd: $out"
 	[ -n "$(bd_signals FlushFailed)" ] && break
 done
 [ -n "$(bd_signals FlushFailed)" ] || fail "no FlushFailed after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
@@ -98,26 +76,12 @@ log "FlushFailed after $i fsyncs: $(bd_signals FlushFailed | jq -c .payload.data
 log "measured: $(grep -m1 'fs: flush failure handled' "$BD_LOG")"
 # Keep writing through the recovery: nothing may fail.
 for ((j = 0; j < 20; j++)); do
-	out=$(one_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
+	out=$(flushfail_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
 done
 expect_eq "FlushFailed says mode and cache" "$(bd_signals FlushFailed | head -n 1 | jq -c '.payload.data[1:]')" '["drain",false]'
-expect_eq "drive write cache" "$(drive_write_cache "$DISK_IDE")" 0
-expect_eq "kernel write cache" "$(write_cache "$DISK_IDE")" "write through"
-expect_eq "Mode" "$(bd_prop fs Mode)" drain
-expect_eq "State" "$(bd_prop fs State)" failed
 expect_eq "WriteCache" "$(bd_prop fs WriteCache)" false
-[ "$(bstatus fs flush_errors)" -ge 1 ] || fail "no flush error counted"
-[ "$(bstatus fs replayed)" -ge 1 ] || fail "the held barrier was not replayed: $(dmsetup status fs)"
-log "fs: $(dmsetup status fs)"
-aborted fs && fail "the journal was aborted under barrierd"
-kmsg | grep -q "EXT4-fs error (device $(dm_kname fs))" && fail "ext4 reported an error under barrierd"
-went_ro fs && fail "ext4 went read-only under barrierd"
-expect_eq "ext4 still mounted read-write" "$(mount_opts /mnt/fs)" rw
-echo survived >/mnt/fs/after && sync || fail "cannot write after the failure"
 grep -q "fs: cache flush failed; turning the write cache off" "$BD_LOG" || fail "the failure was not logged"
-umount /mnt/fs
-e2fsck -fn "/dev/mapper/fs" >"$WORK/fsck" 2>&1 || { cat "$WORK/fsck"; fail "e2fsck found problems"; }
-log "e2fsck: $(tail -n 1 "$WORK/fsck")"
+flushfail_survived fs "$DISK_IDE" /mnt/fs
 
 # ---------------------------------------------------- a cache that cannot be switched
 bd_monitor
