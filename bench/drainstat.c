@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * dmb-drainstat: per-barrier times from a blktrace of a dm device and its
- * disk (blkparse's default output, as dmb-ordercheck reads it, through the
- * same parser and bio matching in tests/tools/order.c).  For every barrier
+ * dmb-drainstat: per-barrier times from a block trace of a dm device and its
+ * disk (tracefs text or blkparse's default output, as dmb-ordercheck reads
+ * it, through the same parser and bio matching in tests/tools/order.c).  For every barrier
  * bio that sent a command to the disk:
  *
  *   drain    its arrival on the dm device (Q) to the first disk command

@@ -21,7 +21,7 @@
  * transaction, index), so a dump of the device shows what went where.
  * --map FILE writes "seq kind sector" per bio (kinds write and fua, the
  * format of dmb-orderload --map), for dmb-ordercheck to name the bios of a
- * blktrace of the run; the ring must not wrap then.
+ * trace of the run; the ring must not wrap then.
  *
  * Output, one line: "mode M k K commits N seconds S commits_per_s R".
  */

@@ -11,10 +11,10 @@
 # target's counters give device commands per barrier (part 4).
 #
 # Ordering: one (b) run per durable mode, without dm-delay (dmb-ordercheck
-# follows one dm level over a request-based disk), is traced with blktrace
-# and checked by dmb-ordercheck --durability with dmb-journal's --map; the
-# same run over passthrough is the negative control (the checker must find
-# violations).  dmb-drainstat gives drain-time percentiles from the same
+# follows one dm level over a request-based disk), is traced (the block
+# tracepoints, through tracefs) and checked by dmb-ordercheck --durability
+# with dmb-journal's --map; the same run over passthrough is the negative
+# control (the checker must find violations).  dmb-drainstat gives drain-time percentiles from the same
 # traces.  AHCI has no FUA (mode fua acts as flush); virtio-scsi has FUA.
 # vm: ide ahci scsi
 # timeout: 1200
@@ -88,22 +88,13 @@ cost_rows() {
 # straight on DEV; checks it (or, for passthrough, expects violations) and
 # records drain percentiles.
 trace_run() {
-	local dev=$1 mode=$2 out=$WORK/jt-$BDISK-$2.trace dm dk dir bt ds
+	local dev=$1 mode=$2 out=$WORK/jt-$BDISK-$2.trace ds
 	make_barrier jt "$dev" "mode:$mode"
-	dm=$(dm_kname jt) dk=$(disk_name "$dev") dir=$WORK/bt-jt
-	rm -rf "$dir"
-	mkdir -p "$dir"
-	blktrace -d "/dev/$dm" -d "/dev/$dk" -D "$dir" -b 1024 -n 32 >"$dir/blktrace.out" 2>&1 &
-	bt=$!
-	wait_until 60 "ord_tracing $dm $dk" || fail "blktrace did not start"
-	sleep 1
-	"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" --map "$out.map" /dev/mapper/jt ||
-		{ ord_stop_blktrace "$bt" "$dir/blktrace.out"; fail "dmb-journal (traced, $mode) failed"; }
-	ord_stop_blktrace "$bt" "$dir/blktrace.out"
-	grep -E 'dropped [1-9]' "$dir/blktrace.out" && fail "blktrace dropped events"
-	blkparse -D "$dir" -i "$dm" -i "$dk" -o "$out" >"$dir/blkparse.out" 2>&1 || fail "blkparse failed"
-	rm -f "$dir"/*.blktrace.*
 	ORD_BIOS=$((TRACE_TXN * (K + 1)))
+	ord_tracefs_start "$(dm_kname jt)" "$(disk_name "$dev")"
+	"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" --map "$out.map" /dev/mapper/jt ||
+		{ ord_tracefs_stop "$out"; fail "dmb-journal (traced, $mode) failed"; }
+	ord_tracefs_stop "$out"
 	if [ "$mode" = passthrough ]; then
 		ord_expect_violations "$out" 5 --durability
 		row verify "$mode (negative control)" "violations found" 1 \

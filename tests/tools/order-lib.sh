@@ -48,36 +48,49 @@ ORD_EVENTS="block_bio_queue block_bio_remap block_rq_issue block_rq_requeue bloc
 # checker saw an order that did not happen (order-scsi, 2 of 1004
 # barriers).  Fails the test if the ring buffer lost or overwrote events.
 ord_trace_tracefs() {
-	local name=$1 disk=$2 out=$3 dm dk tr inst e filt lost
+	local name=$1 disk=$2 out=$3
 	shift 3
-	dm=$(dm_kname "$name")
-	dk=$(disk_name "$disk")
-	tr=/sys/kernel/tracing
+	ord_tracefs_start "$(dm_kname "$name")" "$(disk_name "$disk")"
+	"$T/dmb-orderload" --map "$out.map" "$@" "/dev/mapper/$name" ||
+		{ ord_tracefs_stop "$out"; fail "dmb-orderload failed on $name"; }
+	ord_tracefs_stop "$out"
+}
+
+# ord_tracefs_start DEV...: trace the block devices DEV (kernel names) in
+# a tracefs instance of our own, sized for $ORD_BIOS bios.
+ORD_TRACEFS=/sys/kernel/tracing/instances/dmb-order
+ord_tracefs_start() {
+	local tr=/sys/kernel/tracing inst=$ORD_TRACEFS e d filt=""
 	[ -d "$tr/instances" ] || mount -t tracefs tracefs "$tr" || fail "cannot mount tracefs"
-	inst=$tr/instances/dmb-order
 	[ ! -d "$inst" ] || rmdir "$inst" || fail "a tracefs instance $inst is left over and busy"
 	mkdir "$inst" || fail "cannot make the tracefs instance $inst"
 	echo counter >"$inst/trace_clock" || fail "tracefs: no counter clock"
 	# About 1 KiB per bio on one CPU holds every event of it.
 	echo $((ORD_BIOS + 8192)) >"$inst/buffer_size_kb" || fail "cannot size the trace buffer"
 	echo 0 >"$inst/options/overwrite"
-	filt="dev == $(ord_kdev "$dm") || dev == $(ord_kdev "$dk")"
+	for d in "$@"; do
+		filt="${filt:+$filt || }dev == $(ord_kdev "$d")"
+	done
 	for e in $ORD_EVENTS; do
 		echo "$filt" >"$inst/events/block/$e/filter" || fail "tracefs: cannot filter $e"
 		echo 1 >"$inst/events/block/$e/enable" || fail "tracefs: no event block/$e"
 	done
 	echo 1 >"$inst/tracing_on"
-	"$T/dmb-orderload" --map "$out.map" "$@" "/dev/mapper/$name" ||
-		{ echo 0 >"$inst/tracing_on"; rmdir "$inst"; fail "dmb-orderload failed on $name"; }
+}
+
+# ord_tracefs_stop OUT: stop tracing, the trace text to OUT; fails the
+# test if the ring buffer lost or overwrote events.
+ord_tracefs_stop() {
+	local inst=$ORD_TRACEFS e lost
 	echo 0 >"$inst/tracing_on"
-	cat "$inst/trace" >"$out"
+	cat "$inst/trace" >"$1"
 	lost=$(awk '/^(overrun|dropped events):/ { n += $NF } END { print n + 0 }' "$inst"/per_cpu/cpu*/stats)
-	log "  tracefs: $(grep -c ': block_' "$out") events, $lost lost"
+	log "  tracefs: $(grep -c ': block_' "$1") events, $lost lost"
 	for e in $ORD_EVENTS; do
 		echo 0 >"$inst/events/block/$e/enable"
 	done
 	rmdir "$inst"
-	[ "$lost" = 0 ] || fail "tracefs lost $lost events; the trace of $name cannot be checked"
+	[ "$lost" = 0 ] || fail "tracefs lost $lost events; the trace $1 cannot be checked"
 }
 
 # ord_trace NAME DISK OUT [dmb-orderload args...]: trace NAME and DISK
