@@ -1,14 +1,15 @@
 #!/bin/bash
 # Benchmark part 4b, barriers at the disk's limit: on null_blk with 1 ms
 # completions (flushes and FUA writes too; a volatile write cache, FUA),
-# a load of nothing but barriers: 4k O_DIRECT|O_DSYNC writes (each a
-# REQ_FUA write, one barrier to the target), 1 and 4 jobs, QD 1 each.
+# a load of nothing but barriers: 4k O_DIRECT|O_DSYNC writes, 1 and 4 jobs,
+# QD 1 each.  Each write is two barriers to the target: the REQ_FUA write,
+# then the empty flush of the generic_write_sync() after it (blkdev_fsync).
 # Baseline: the raw disk's flush rate, empty flushes (fsync(2) on the block
 # device) back to back.  Also the raw disk and dm-linear with the same
-# O_DSYNC writes (one FUA write each, no ordering), and per barrier mode
-# the device commands per barrier from the target's counters: mode fua
-# uses FUA (the FUA write alone once the cache is clean: 1 command), mode
-# flush does not (write, then a post-flush: 2), drain neither (1, not
+# O_DSYNC writes (no ordering), and per barrier mode the device commands
+# per write from the target's counters: mode fua uses FUA (the FUA write
+# alone, its empty flush shared: 1 command), mode flush does not (write,
+# then a post-flush, the empty flush shared: 2), drain neither (1, not
 # durable).  6.1's null_blk has no switch to hide FUA; mode flush is the
 # without-FUA case.
 # vm: ide ahci
@@ -73,11 +74,13 @@ for rep in $(seq "$REPS"); do
 			case "$config" in
 			flush | fua | drain)
 				read -r barriers flushes fuaw _ _ <<<"$(counters rt)"
+				writes=$(fio_writes "$WORK/rt.json")
 				[ "$barriers" -gt 0 ] || fail "$config: no barriers counted"
-				# Commands: the flushes and one data write per barrier.
-				row rate "$name" "commands/barrier ${jobs}j" "$rep" \
-					"$(ratio $((flushes + barriers)) "$barriers")"
-				row rate "$name" "fua writes/barrier ${jobs}j" "$rep" "$(ratio "$fuaw" "$barriers")"
+				row rate "$name" "barriers/write ${jobs}j" "$rep" "$(ratio "$barriers" "$writes")"
+				# Commands: the flushes and the data write, per write.
+				row rate "$name" "commands/write ${jobs}j" "$rep" \
+					"$(ratio $((flushes + writes)) "$writes")"
+				row rate "$name" "fua writes/write ${jobs}j" "$rep" "$(ratio "$fuaw" "$writes")"
 				;;
 			esac
 			[ "$config" = raw-fua ] || dmsetup remove rt
