@@ -68,7 +68,7 @@ overhead_disk() {
 	return 0
 }
 
-for disk in ${DMB_BENCH_OVERHEAD_DISKS:-nullb ahci}; do
+for disk in ${DMB_BENCH_OVERHEAD_DISKS:-${DMB_BENCH_DISKS:-nullb ahci}}; do
 	case "$disk" in
 	nullb)
 		overhead_disk nullb "${DMB_BENCH_OVERHEAD_JOBS:-1 2 4}" "${DMB_BENCH_OVERHEAD_REPS:-5}" \
