@@ -13,7 +13,8 @@
  * Bios flow straight through map() until a barrier arrives.  From then on
  * every bio is queued in arrival order, and a worker runs the queue:
  * non-barrier bios are issued, a barrier is a transaction run after the
- * device has drained.  When the queue empties the fast path resumes.
+ * device has drained.  When the queue empties the fast path resumes.  The
+ * fast path takes no lock and writes only per-CPU counters (see "the gate").
  *
  * Copyright (C) 2026 The dm-barrier authors.
  */
@@ -27,6 +28,7 @@
 #include <linux/workqueue.h>
 #include <linux/wait.h>
 #include <linux/ktime.h>
+#include <linux/percpu.h>
 #include <linux/device-mapper.h>
 
 #include "dm-barrier-compat.h"
@@ -105,13 +107,19 @@ struct barrier_c {
 	enum barrier_mode fallback;
 	unsigned int hold_ms;
 
-	spinlock_t lock;		/* protects everything up to inflight */
+	spinlock_t lock;		/* protects everything up to drain_wait */
 	enum barrier_mode mode;
 	struct bio_list queue;		/* bios waiting, in arrival order */
 	unsigned int nr_queued;		/* bios in queue */
 	unsigned int queued_barriers;	/* barrier bios in queue */
-	bool busy;			/* the worker owns the queue */
-	bool dirty;			/* writes issued since the last flush */
+	/*
+	 * The gate: set, every bio goes through bc->lock (and is queued behind
+	 * a barrier); read without the lock by barrier_pass_gate().  Written
+	 * with the lock held, by barrier_close_gate_locked() when it closes.
+	 */
+	bool busy;
+	bool dirty;			/* writes the target itself issued since the last flush */
+	unsigned long writes_flushed;	/* barrier_writes() at the last flush */
 	bool holding;			/* queue head: barriers whose flush failed */
 	unsigned int held_failed;	/* ... how many of them */
 	bool hold_expired;
@@ -131,11 +139,11 @@ struct barrier_c {
 	u64 fail_gen;
 	u64 forgiven_gen;
 	struct barrier_debt debts[BARRIER_MAX_DEBTS];
-	unsigned int nr_debts;
+	unsigned int nr_debts;		/* non-zero also closes the gate */
 	struct barrier_stats stats;
 
-	atomic_t inflight;		/* issued bios not yet completed */
-	wait_queue_head_t drain_wait;
+	wait_queue_head_t drain_wait;	/* a drain waits for the counts below */
+	struct barrier_pcpu __percpu *pcpu;
 
 	struct workqueue_struct *wq;
 	struct work_struct work;	/* runs the queue */
@@ -144,9 +152,21 @@ struct barrier_c {
 	struct bio_set bs;		/* clones for barrier data writes */
 };
 
+/*
+ * Bios issued and completed, and writes issued past the gate, counted per
+ * CPU so that an ordinary bio writes no cache line another CPU writes.
+ * Only their sums over all CPUs mean anything (a bio may complete on
+ * another CPU than it was issued on); see barrier_inflight().
+ */
+struct barrier_pcpu {
+	unsigned long issued;
+	unsigned long completed;
+	unsigned long writes;
+};
+
 /* Per dm clone. */
 struct barrier_pb {
-	bool counted;			/* in ->inflight */
+	bool counted;			/* in the issued count; completion counts it done */
 	bool direct;			/* a barrier map() sent down itself */
 	bool data;			/* ... with data */
 	u8 mode, eff;			/* ... the mode then, and what it ran as */
@@ -257,9 +277,11 @@ static void barrier_owe_locked(struct barrier_c *bc, struct bio *bio, blk_status
 		/* Never seen: dm core sends each data part right after its flush. */
 		DMWARN_LIMIT("%s: over %u data parts owe a failed flush; forgetting the oldest",
 			     barrier_name(bc), BARRIER_MAX_DEBTS);
-		memmove(&bc->debts[0], &bc->debts[1], sizeof(bc->debts[0]) * --bc->nr_debts);
+		WRITE_ONCE(bc->nr_debts, bc->nr_debts - 1);
+		memmove(&bc->debts[0], &bc->debts[1], sizeof(bc->debts[0]) * bc->nr_debts);
 	}
-	d = &bc->debts[bc->nr_debts++];
+	d = &bc->debts[bc->nr_debts];
+	WRITE_ONCE(bc->nr_debts, bc->nr_debts + 1);
 	d->vec = bio->bi_io_vec;
 	d->sector = bio->bi_iter.bi_sector;
 	d->status = status;
@@ -281,7 +303,8 @@ static blk_status_t barrier_debt_locked(struct barrier_c *bc, struct bio *bio)
 		if (bc->debts[i].vec == bio->bi_io_vec &&
 		    bc->debts[i].sector == bio->bi_iter.bi_sector) {
 			status = bc->debts[i].status;
-			bc->debts[i] = bc->debts[--bc->nr_debts];
+			WRITE_ONCE(bc->nr_debts, bc->nr_debts - 1);
+			bc->debts[i] = bc->debts[bc->nr_debts];
 			return status;
 		}
 	}
@@ -295,7 +318,7 @@ static blk_status_t barrier_debt_locked(struct barrier_c *bc, struct bio *bio)
  */
 static void barrier_flushed_locked(struct barrier_c *bc)
 {
-	bc->nr_debts = 0;
+	WRITE_ONCE(bc->nr_debts, 0);
 }
 
 /*
@@ -312,6 +335,138 @@ static bool barrier_owes(struct barrier_c *bc, struct bio *bio)
 		return false;
 	pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
 	return bc->fail_gen > max(pb->gen, bc->forgiven_gen);
+}
+
+/* ------------------------------------------------------------- the gate */
+
+/*
+ * An ordinary bio (not a barrier) takes no lock while no barrier is
+ * pending: barrier_pass_gate() counts it in this CPU's issued count (and
+ * writes count), then reads the gate, bc->busy (and bc->nr_debts: a data
+ * part that owes a failed flush is looked up under the lock).  Open, the
+ * bio goes down.  Closed, it counts itself completed and takes the locked
+ * path in barrier_map(), which queues it behind the barrier.  A barrier
+ * closes the gate with bc->lock held, and only then reads the sums
+ * (barrier_inflight(), barrier_dirty_locked()).
+ *
+ * Why no bio slips past a barrier.  Each side stores, then smp_mb(), then
+ * loads what the other side stored:
+ *
+ *	ordinary bio, barrier_pass_gate()	barrier, barrier_close_gate_locked()
+ *	issued++ (and writes++)			busy = true
+ *	smp_mb()				smp_mb()
+ *	r1 = busy				r2 = sum of issued (writes)
+ *
+ * This is the store-buffering pattern: with a full barrier on both sides
+ * the outcome "r1 sees the gate open and r2 misses the bio's increment" is
+ * forbidden.  So a bio either sees the gate closed and queues behind the
+ * barrier, or the barrier's sums include it: the drain waits for its
+ * completion, and its write makes the barrier flush.  A bio that sees the
+ * gate open because the barrier has reopened it came after the barrier,
+ * which had completed by then (the gate reopens only with the queue empty
+ * and no direct barrier in flight).  The thread that waits in the drain
+ * closes the gate again itself (barrier_drain()), so the store its
+ * smp_mb() orders before its reads is its own.  Bios counted under
+ * bc->lock (the locked path, the worker) are ordered with a barrier's
+ * closing by the lock.
+ *
+ * Counts only go up: a bio that met a closed gate is counted completed,
+ * not un-issued, so that a sum is never below the truth (see
+ * barrier_inflight()).  Its write stays counted: a write that meets the
+ * gate as it closes may make that barrier flush once more than it had to,
+ * never once less (taking it back could make the sum equal to the last
+ * flush's again while a later write is not flushed).
+ */
+
+/* With bc->lock held.  Closing it again, already closed, is allowed. */
+static void barrier_close_gate_locked(struct barrier_c *bc)
+{
+	WRITE_ONCE(bc->busy, true);
+	/* The gate, then the counts: pairs with barrier_pass_gate(). */
+	smp_mb();
+}
+
+/* With bc->lock held, the queue empty and no direct barrier in flight. */
+static void barrier_open_gate_locked(struct barrier_c *bc)
+{
+	WRITE_ONCE(bc->busy, false);
+}
+
+/*
+ * An issued bio completed (or one counted issued met a closed gate).  A
+ * drain in progress sleeps on drain_wait: wq_has_sleeper()'s smp_mb()
+ * pairs with its set_current_state(), so either it sees this count or it
+ * is woken.
+ */
+static void barrier_done_one(struct barrier_c *bc)
+{
+	this_cpu_inc(bc->pcpu->completed);
+	if (wq_has_sleeper(&bc->drain_wait))
+		wake_up(&bc->drain_wait);
+}
+
+/* True: the bio passed and is counted issued; false: take the lock. */
+static bool barrier_pass_gate(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb)
+{
+	this_cpu_inc(bc->pcpu->issued);
+	if (op_is_write(bio_op(bio)))
+		this_cpu_inc(bc->pcpu->writes);
+	/* The counts, then the gate: pairs with barrier_close_gate_locked(). */
+	smp_mb();
+	if (likely(!READ_ONCE(bc->busy) && !READ_ONCE(bc->nr_debts))) {
+		pb->counted = true;
+		return true;
+	}
+	barrier_done_one(bc);
+	return false;
+}
+
+/*
+ * Bios issued and not completed, by the barrier that closed the gate.  The
+ * completions are summed first: every completion counted is of a bio whose
+ * issue the second sum counts too (it passed the gate before it closed,
+ * or met it closed and counted both itself, or was counted under the lock
+ * or by this thread), so while counts move the result can be too high,
+ * never too low, and 0 means drained.
+ */
+static unsigned long barrier_inflight(struct barrier_c *bc)
+{
+	unsigned long issued = 0, completed = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		completed += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->completed);
+	/* The completions, then the issues. */
+	smp_rmb();
+	for_each_possible_cpu(cpu)
+		issued += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->issued);
+	return issued - completed;
+}
+
+static unsigned long barrier_writes(struct barrier_c *bc)
+{
+	unsigned long writes = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		writes += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->writes);
+	return writes;
+}
+
+/*
+ * Written since the last flush: by the target itself, or a write that
+ * passed the gate.  With bc->lock held and the gate closed.
+ */
+static bool barrier_dirty_locked(struct barrier_c *bc)
+{
+	return bc->dirty || barrier_writes(bc) != bc->writes_flushed;
+}
+
+/* A flush is about to cover every write so far (drained, gate closed). */
+static void barrier_clean_locked(struct barrier_c *bc)
+{
+	bc->dirty = false;
+	bc->writes_flushed = barrier_writes(bc);
 }
 
 /* ------------------------------------------------------------- the queue */
@@ -353,7 +508,7 @@ static void barrier_account_issue(struct barrier_c *bc, struct bio *bio)
 	struct barrier_pb *pb = dm_per_bio_data(bio, sizeof(struct barrier_pb));
 
 	pb->counted = true;
-	atomic_inc(&bc->inflight);
+	this_cpu_inc(bc->pcpu->issued);
 	if (op_is_write(bio_op(bio)))
 		bc->dirty = true;
 }
@@ -419,6 +574,10 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 
 	pb->counted = false;
 	pb->direct = false;
+	if (!barrier && barrier_pass_gate(bc, bio, pb)) {
+		barrier_remap(bc, bio);
+		return DM_MAPIO_REMAPPED;
+	}
 
 	spin_lock_irqsave(&bc->lock, flags);
 	pb->gen = bc->fail_gen;
@@ -475,11 +634,15 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 		bio_endio(bio);
 		return DM_MAPIO_SUBMITTED;
 	default:
+		/* Closed before the direct way counts what is in flight. */
+		barrier_close_gate_locked(bc);
 		way = barrier_map_direct(bc, bio, pb);
+		if (way == DIRECT_DONE)
+			barrier_open_gate_locked(bc);
 		if (way != DIRECT_NO)
 			break;
+		/* The gate stays closed: the worker owns the queue. */
 		barrier_enqueue(bc, bio);
-		bc->busy = true;
 		kick = true;
 		break;
 	}
@@ -518,8 +681,7 @@ static int barrier_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *e
 		spin_unlock_irqrestore(&bc->lock, flags);
 		barrier_raise_event(bc);
 	}
-	if (atomic_dec_and_test(&bc->inflight))
-		wake_up(&bc->drain_wait);
+	barrier_done_one(bc);
 	return DM_ENDIO_DONE;
 }
 
@@ -534,7 +696,11 @@ static void barrier_drain(struct barrier_c *bc)
 {
 	u64 start = ktime_get_ns(), took;
 
-	wait_event(bc->drain_wait, !atomic_read(&bc->inflight));
+	/* Closed since the barrier came; again here, see "the gate". */
+	spin_lock_irq(&bc->lock);
+	barrier_close_gate_locked(bc);
+	spin_unlock_irq(&bc->lock);
+	wait_event(bc->drain_wait, !barrier_inflight(bc));
 	took = ktime_get_ns() - start;
 
 	spin_lock_irq(&bc->lock);
@@ -550,7 +716,7 @@ static int barrier_flush(struct barrier_c *bc)
 	spin_lock_irq(&bc->lock);
 	bc->stats.flushes++;
 	/* Drained: nothing is in flight, so this flush covers every write. */
-	bc->dirty = false;
+	barrier_clean_locked(bc);
 	spin_unlock_irq(&bc->lock);
 
 	r = blkdev_issue_flush(bc->dev->bdev);
@@ -703,7 +869,7 @@ static enum barrier_mode barrier_effective_mode(struct barrier_c *bc, enum barri
  * (the disk's -EAGAIN would read as a failed flush), a pre-flush with
  * data over a bio-based device (a stacked dm device, whose core drops the
  * error of that pre-flush), and a bio the disk would split.
- * Called with bc->lock held.
+ * Called with bc->lock held and the gate closed.
  */
 static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb)
 {
@@ -711,14 +877,15 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	bool data = bio_sectors(bio) > 0;
 	enum barrier_mode eff = bc->mode;
 	blk_opf_t opf = 0;
+	bool dirty;
 
-	if (!READ_ONCE(dmb_direct) || atomic_read(&bc->inflight) ||
-	    (bio->bi_opf & REQ_NOWAIT))
+	if (!READ_ONCE(dmb_direct) || (bio->bi_opf & REQ_NOWAIT) || barrier_inflight(bc))
 		return DIRECT_NO;
+	dirty = barrier_dirty_locked(bc);
 	eff = barrier_effective_mode(bc, eff);
 	if (eff == MODE_FLUSH && data && bc->last_fua)
 		return DIRECT_NO;
-	if (eff != MODE_DRAIN && data && bc->dirty && !bc->lower_mq)
+	if (eff != MODE_DRAIN && data && dirty && !bc->lower_mq)
 		return DIRECT_NO;
 	/* One request, or the disk would run a flush sequence per piece. */
 	if (data && (bio_sectors(bio) > queue_max_sectors(q) ||
@@ -728,7 +895,7 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	if (eff == MODE_DRAIN && bc->mode != MODE_DRAIN)
 		bc->stats.no_cache++;
 	if (eff != MODE_DRAIN) {
-		if (bc->dirty) {
+		if (dirty) {
 			opf |= REQ_PREFLUSH;
 			bc->stats.flushes++;
 		} else {
@@ -741,7 +908,7 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 			else
 				bc->stats.flushes++;	/* blk-flush's post-flush */
 		}
-		bc->dirty = false;
+		barrier_clean_locked(bc);
 	} else if (data) {
 		bc->dirty = true;
 	}
@@ -761,7 +928,6 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	bio->bi_opf = (bio->bi_opf & ~(REQ_PREFLUSH | REQ_FUA)) | opf;
 	/* Polled or not, the disk's flush sequence completes it. */
 	bio_clear_polled(bio);
-	bc->busy = true;
 	bc->direct = true;
 	return DIRECT_ISSUE;
 }
@@ -823,7 +989,7 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 	spin_lock_irqsave(&bc->lock, flags);
 	kick = rerun || held || !bio_list_empty(&bc->queue);
 	if (!kick)
-		bc->busy = false;
+		barrier_open_gate_locked(bc);
 	spin_unlock_irqrestore(&bc->lock, flags);
 	if (kick && !held)
 		barrier_kick(bc);
@@ -896,7 +1062,7 @@ static enum barrier_step barrier_decide(struct barrier_c *bc, struct barrier_txn
 		t->first = bio_list_peek(t->batch);
 		t->n = bio_list_size(t->batch);
 	}
-	t->flush = mode_is_durable(t->eff) && (bc->dirty || t->internal);
+	t->flush = mode_is_durable(t->eff) && (barrier_dirty_locked(bc) || t->internal);
 	if (mode_is_durable(t->eff))
 		bc->stats.shared += t->n - t->flush;
 	else if (t->eff == MODE_NONE)
@@ -1053,7 +1219,7 @@ static void barrier_work(struct work_struct *work)
 
 		bio = bio_list_peek(&bc->queue);
 		if (!bio) {
-			bc->busy = false;
+			barrier_open_gate_locked(bc);
 			spin_unlock_irq(&bc->lock);
 			return;
 		}
@@ -1143,7 +1309,7 @@ static int barrier_explicit(struct barrier_c *bc)
 	bc->stats.barriers++;
 	barrier_enqueue(bc, &bio);
 	if (!bc->busy) {
-		bc->busy = true;
+		barrier_close_gate_locked(bc);
 		kick = true;
 	}
 	spin_unlock_irq(&bc->lock);
@@ -1322,7 +1488,6 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	bc->dirty = true;
 	spin_lock_init(&bc->lock);
 	bio_list_init(&bc->queue);
-	atomic_set(&bc->inflight, 0);
 	init_waitqueue_head(&bc->drain_wait);
 	INIT_WORK(&bc->work, barrier_work);
 	INIT_DELAYED_WORK(&bc->hold_work, barrier_hold_work);
@@ -1353,10 +1518,17 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 
+	bc->pcpu = alloc_percpu(struct barrier_pcpu);
+	if (!bc->pcpu) {
+		ti->error = "Cannot allocate per-CPU counters";
+		r = -ENOMEM;
+		goto bad_dev;
+	}
+
 	r = bioset_init(&bc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
 	if (r) {
 		ti->error = "Cannot allocate bio set";
-		goto bad_dev;
+		goto bad_pcpu;
 	}
 
 	bc->wq = alloc_ordered_workqueue("kdmbarrierd/%s", WQ_MEM_RECLAIM, dm_disk(md)->disk_name);
@@ -1385,6 +1557,8 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 
 bad_bs:
 	bioset_exit(&bc->bs);
+bad_pcpu:
+	free_percpu(bc->pcpu);
 bad_dev:
 	dm_put_device(ti, bc->dev);
 bad:
@@ -1401,6 +1575,7 @@ static void barrier_dtr(struct dm_target *ti)
 	cancel_work_sync(&bc->event_work);
 	WARN_ON_ONCE(!bio_list_empty(&bc->queue));
 	bioset_exit(&bc->bs);
+	free_percpu(bc->pcpu);
 	dm_put_device(ti, bc->dev);
 	kfree(bc);
 }
@@ -1554,8 +1729,9 @@ static struct target_type barrier_target = {
 	.name = "barrier",
 	.version = {1, 0, 0},
 	/*
-	 * map() never sleeps (a spin lock; barriers and what arrives behind
-	 * them are queued for the worker), so REQ_NOWAIT bios are welcome:
+	 * map() never sleeps (no lock on the fast path, a spin lock behind
+	 * the gate; barriers and what arrives behind them are queued for the
+	 * worker), so REQ_NOWAIT bios are welcome:
 	 * without this the dm device does not advertise nowait and io_uring
 	 * hands every O_DIRECT I/O to an io-wq thread, as it does not on
 	 * dm-linear.

@@ -16,6 +16,12 @@
 # with dmb-journal's --map; the same run over passthrough is the negative
 # control (the checker must find violations).  dmb-drainstat gives drain-time percentiles from the same
 # traces.  AHCI has no FUA (mode fua acts as flush); virtio-scsi has FUA.
+#
+# On null_blk (disk "nullb": memory-backed, a volatile write cache, FUA)
+# the latency is the disk's own instead of dm-delay's: completions after
+# 1 ms from a high-resolution timer (irqmode=2, completion_nsec), flushes
+# and FUA writes included, so no jiffy rounds it.  The traced runs use
+# the same disk.  Disks: DMB_BENCH_JOURNAL_DISKS (default "nullb ahci scsi").
 # vm: ide ahci scsi
 # timeout: 1200
 source "$PROJECT/tests/vm/lib.sh"
@@ -30,17 +36,23 @@ TRACE_TXN=${DMB_BENCH_TRACE_TXN:-300}
 # config = WAY/TARGET: a-wait or b-barrier over dm-linear or a barrier mode
 CONFIGS=(a-wait/dm-linear a-wait/flush b-barrier/flush b-barrier/fua b-barrier/drain b-barrier/passthrough)
 
+# journal_disk DEV: the runs over DEV with 1 ms writes and flushes: through
+# dm-delay, or null_blk's own latency (BDISK nullb).
 journal_disk() {
-	local dev=$1 rep i config way tgt out cps c goal
-	dmsetup create jd --table "0 $(sectors "$dev") delay $dev 0 0 $dev 0 1"
-	udev_nodes
+	local dev=$1 rep i config way tgt out cps c goal lower=/dev/mapper/jd
+	if [ "$BDISK" = nullb ]; then
+		lower=$dev
+	else
+		dmsetup create jd --table "0 $(sectors "$dev") delay $dev 0 0 $dev 0 1"
+		udev_nodes
+	fi
 	# Allocate the journal area of the image once.
-	dd if=/dev/zero of=/dev/mapper/jd bs=1M count=64 oflag=direct status=none
+	dd if=/dev/zero of="$lower" bs=1M count=64 oflag=direct status=none
 	for rep in $(seq "$REPS"); do
 		for i in "${!CONFIGS[@]}"; do
 			config=${CONFIGS[$(((i + rep - 1) % ${#CONFIGS[@]}))]}
 			way=${config%%/*} tgt=${config#*/}
-			mapping jm "${tgt/dm-linear/linear}" /dev/mapper/jd
+			mapping jm "${tgt/dm-linear/linear}" "$lower"
 			[ "$tgt" = dm-linear ] || dmsetup message jm 0 reset_stats
 			out=$("$BJ/dmb-journal" --mode "${way#*-}" -k $K -d 4 -t "$SECS" -b 16384 /dev/mapper/jm) ||
 				fail "dmb-journal $config failed"
@@ -58,7 +70,7 @@ journal_disk() {
 			dmsetup remove jm
 		done
 	done
-	dmsetup remove jd
+	[ "$BDISK" = nullb ] || dmsetup remove jd
 }
 
 # cost_rows CONFIG COMMITS: part 4 from the counters of a (b) run, where
@@ -118,10 +130,16 @@ trace_run() {
 }
 
 mount -t debugfs none /sys/kernel/debug 2>/dev/null || true
-for BDISK in ${DMB_BENCH_DISKS:-ahci scsi}; do
-	dev=$(bench_disk "$BDISK") || exit 1
+for BDISK in ${DMB_BENCH_JOURNAL_DISKS:-${DMB_BENCH_DISKS:-nullb ahci scsi}}; do
+	if [ "$BDISK" = nullb ]; then
+		nullb_bench dmbnull1 128 64 1000000
+		dev=$DISK_NULLB
+	else
+		dev=$(bench_disk "$BDISK") || exit 1
+	fi
 	journal_disk "$dev"
 	trace_run "$dev" flush
 	trace_run "$dev" fua
 	trace_run "$dev" passthrough
+	[ "$BDISK" = nullb ] && nullb_remove dmbnull1
 done

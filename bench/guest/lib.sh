@@ -86,3 +86,38 @@ load_barrier() {
 	modprobe dm-barrier 2>/dev/null || grep -q '^dm_barrier ' /proc/modules ||
 		insmod "$PROJECT/dm-target/dm-barrier.ko" || fail "cannot load dm-barrier"
 }
+
+# nullb_make NAME ATTR=VALUE...: a null_blk disk /dev/NAME made through
+# configfs (in 6.1 the module parameters apply to every device alike;
+# configfs sets each one's own, e.g. completion_nsec).  Sets DISK_NULLB.
+nullb_make() {
+	local name=$1 kv d=/sys/kernel/config/nullb/$1
+	shift
+	grep -q '^null_blk ' /proc/modules || modprobe null_blk nr_devices=0 ||
+		fail "cannot load null_blk"
+	# configfs is a module in Debian's kernel: null_blk loaded it just now.
+	grep -q ' /sys/kernel/config configfs ' /proc/mounts ||
+		mount -t configfs configfs /sys/kernel/config || fail "cannot mount configfs"
+	[ -d /sys/kernel/config/nullb ] || fail "no null_blk configfs (/sys/kernel/config/nullb)"
+	mkdir "$d" || fail "cannot make null_blk $name"
+	for kv in "$@"; do
+		echo "${kv#*=}" >"$d/${kv%%=*}" || fail "null_blk $name: cannot set $kv"
+	done
+	echo 1 >"$d/power" || fail "null_blk $name: cannot power it on"
+	wait_until 10 "[ -b /dev/$name ]" || fail "no /dev/$name"
+	DISK_NULLB=/dev/$name
+}
+
+nullb_remove() {
+	echo 0 >"/sys/kernel/config/nullb/$1/power"
+	rmdir "/sys/kernel/config/nullb/$1"
+}
+
+# The bench's null_blk: memory-backed (reads return what was written), a
+# volatile write cache of CACHE MiB (so a flush moves data and FUA
+# exists), completions from a timer after NSEC ns (irqmode=2), one
+# submission queue per vCPU.  nullb_bench NAME SIZE_MB CACHE_MB NSEC
+nullb_bench() {
+	nullb_make "$1" size="$2" memory_backed=1 cache_size="$3" irqmode=2 \
+		completion_nsec="$4" hw_queue_depth=64 submit_queues="$(nproc)"
+}
