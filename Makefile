@@ -42,6 +42,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 
 .PHONY: all module userspace test-modules deps kernels check check-host check-unit \
 	check-mutants check-fuzz check-guest check-guest-kernels check-long-kernels check-harness check-long \
+	check-debug debug-kernel \
 	checkpatch asan fuzz demo bench install uninstall clean help
 
 all: module userspace test-modules
@@ -52,7 +53,10 @@ help:
 	@echo "make check       every test: host unit/fuzz/style tests, then guest tests"
 	@echo "make check-long  the long variants (100k-bio ordering, 500-point crash replay,"
 	@echo "                 2000-schedule fault campaign), the failure-path tests and"
-	@echo "                 the 200-schedule campaign on 6.12 and 7.3, and check-mutants"
+	@echo "                 the 200-schedule campaign on 6.12 and 7.3, check-debug and"
+	@echo "                 check-mutants"
+	@echo "make check-debug the target, flush-failure and campaign tests on a debug kernel"
+	@echo "                 (KASAN, lockdep, kmemleak; built once per machine: an hour)"
 	@echo "make check-mutants  the negative controls: each review finding reintroduced, caught"
 	@echo "make bench       benchmarks in the guest (results in build/bench)"
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
@@ -191,8 +195,11 @@ check-harness:
 # build (check-unit made it), the plain one in check-long.
 GUEST_TESTS = $(sort $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/*.sh)))
 LONG_TESTS = $(filter long-% %-long,$(GUEST_TESTS))
+# Only meaningful on the debug kernel (check-debug); they skip elsewhere.
+DEBUG_ONLY_TESTS = $(filter debug-%,$(GUEST_TESTS))
 check-guest: check-harness
-	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run $(filter-out $(LONG_TESTS),$(GUEST_TESTS))
+	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run \
+		$(filter-out $(LONG_TESTS) $(DEBUG_ONLY_TESTS),$(GUEST_TESTS))
 	$(MAKE) check-guest-kernels
 
 # The core guest tests on the newer kernels (everything runs on 6.1 above):
@@ -207,6 +214,7 @@ check-guest-kernels: kernels
 check-long: deps all
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
 	$(MAKE) check-long-kernels
+	$(MAKE) check-debug
 	$(MAKE) check-mutants
 
 # The failure path on the newer kernels: the fault campaign (200
@@ -217,6 +225,20 @@ KERNEL_LONG_TESTS = harness-faultmod target-debt target-write-errors target-hold
 check-long-kernels: kernels
 	@rc=0; $(foreach k,$(KERNELS),echo "== failure-path tests on $(k)"; \
 		KERNEL=$(k) tests/vm/run -o $(BUILD)/vm-long-$(k) $(KERNEL_LONG_TESTS) || rc=1;) exit $$rc
+
+# The debug kernel (scripts/kernels: Debian's 6.12 source with KASAN,
+# lockdep, kmemleak, debugobjects; built once per machine, most of an
+# hour): the target, flush-failure, suspend and fault-campaign tests on it,
+# failing on any report (tests/vm/kscan.sh), and its negative control
+# (debug-kernel: a lock inversion and a leak, both caught).  The campaign
+# runs DEBUG_CAMPAIGN_N schedules.  docs/verification.md, "Debug kernel".
+DEBUG_TESTS = debug-kernel $(filter target-%,$(GUEST_TESTS)) harness-faultmod \
+	barrierd-flushfail campaign
+DEBUG_CAMPAIGN_N ?= 20
+debug-kernel:
+	scripts/kernels module debug
+check-debug: deps all debug-kernel
+	DMB_CAMPAIGN_N=$(DEBUG_CAMPAIGN_N) KERNEL=debug tests/vm/run -o $(BUILD)/vm-debug $(DEBUG_TESTS)
 
 # The negative controls of the failure-path tests: each patch in
 # tests/campaign/mutants reintroduces one finding of the review and must be

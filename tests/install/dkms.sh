@@ -122,6 +122,8 @@ dkms_kernel "$KVER"
 for env in build/kernels/*/env; do
 	[ -f "$env" ] || continue
 	grep -q '^BUILDROOT=$' "$env" || continue
+	# The debug kernel (check-debug) is a test vehicle, not a target.
+	grep -q '^SERIES=debug$' "$env" && continue
 	dkms_kernel "$(sed -n 's/^KVER=//p' "$env")" "$(sed -n 's/^KDIR=//p' "$env")"
 done
 dkms_remove

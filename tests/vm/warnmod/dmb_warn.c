@@ -1,18 +1,80 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Test-only module for the guest harness's self-test: loading it emits a
- * kernel WARNING, which the runner's dmesg scan must turn into a failed
- * test.  It refuses to stay loaded, so nothing needs unloading.
+ * Test-only module for the guest harness's self-tests: loading it makes
+ * the kernel report a bug, which the runner's kernel-log scan
+ * (tests/vm/kscan.sh) must turn into a failed test.  mode= picks the bug:
+ *
+ *   warn     a WARNING (any kernel; tests/vm/selftest/warns.sh)
+ *   lockdep  two mutexes taken in both orders, one after the other: no
+ *            deadlock, but the AB-BA inversion lockdep reports (the debug
+ *            kernel; tests/guest/debug-kernel.sh)
+ *   leak     a buffer allocated and its only pointer dropped, for kmemleak
+ *            to find (the debug kernel); the buffer starts with "dmb_warn
+ *            leak" so that its report says whose it is
+ *
+ * It refuses to stay loaded, so nothing needs unloading.
  */
 #include <linux/module.h>
 #include <linux/bug.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+
+static char *mode = "warn";
+module_param(mode, charp, 0444);
+MODULE_PARM_DESC(mode, "the bug to cause: warn (default), lockdep or leak");
+
+static DEFINE_MUTEX(dmb_warn_a);
+static DEFINE_MUTEX(dmb_warn_b);
+
+static void dmb_warn_inversion(void)
+{
+	mutex_lock(&dmb_warn_a);
+	mutex_lock(&dmb_warn_b);
+	mutex_unlock(&dmb_warn_b);
+	mutex_unlock(&dmb_warn_a);
+
+	/* The other order: lockdep has seen a -> b, this is b -> a. */
+	mutex_lock(&dmb_warn_b);
+	mutex_lock(&dmb_warn_a);
+	mutex_unlock(&dmb_warn_a);
+	mutex_unlock(&dmb_warn_b);
+}
+
+#define DMB_WARN_LEAK_SIZE 200
+static const char dmb_warn_leak_tag[] = "dmb_warn leak";
+
+static int dmb_warn_leak(void)
+{
+	char *p = kzalloc(DMB_WARN_LEAK_SIZE, GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	memcpy(p, dmb_warn_leak_tag, sizeof(dmb_warn_leak_tag));
+	/*
+	 * p escapes into printk (hashed: the log holds no pointer to the
+	 * buffer), or the compiler drops the memcpy into memory nothing
+	 * reads.  Then p goes out of scope: nothing points at the buffer.
+	 */
+	pr_info("dmb_warn: deliberately leaking %d bytes at %p\n", DMB_WARN_LEAK_SIZE, p);
+	return 0;
+}
 
 static int __init dmb_warn_init(void)
 {
-	WARN(1, "dmb_warn: deliberate warning for the harness self-test\n");
-	return -ECANCELED;
+	int r = 0;
+
+	if (!strcmp(mode, "warn"))
+		WARN(1, "dmb_warn: deliberate warning for the harness self-test\n");
+	else if (!strcmp(mode, "lockdep"))
+		dmb_warn_inversion();
+	else if (!strcmp(mode, "leak"))
+		r = dmb_warn_leak();
+	else
+		return -EINVAL;
+	return r ? r : -ECANCELED;
 }
 module_init(dmb_warn_init);
 
-MODULE_DESCRIPTION("dm-barrier test harness: emits one WARNING on load");
+MODULE_DESCRIPTION("dm-barrier test harness: causes one kernel bug report on load");
 MODULE_LICENSE("GPL");
