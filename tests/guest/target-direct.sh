@@ -94,7 +94,11 @@ echo N >$P
 make_barrier wk "$DISK_AHCI"
 read -r w t d <<<"$(barriers wk 20)"
 log "worker, flush: 20 barriers: worker runs $w, target flushes $t, disk flushes $d"
-[ "$w" -ge 40 ] || fail "control: the probe saw $w worker runs for 40 barriers through the worker"
+# Each write waits for the one before it, so each costs the worker at least
+# one run; its two barriers (pre-flush, data) usually take one run each,
+# but on a slow kernel (the debug kernel: 39) the data part can arrive
+# while the worker still runs for the pre-flush and share its run.
+[ "$w" -ge 20 ] || fail "control: the probe saw $w worker runs for 20 writes (40 barriers) through the worker"
 expect_eq "worker: target flushes" "$t" 21
 expect_eq "worker: disk flushes" "$d" 21
 readback wk
