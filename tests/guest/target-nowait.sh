@@ -7,7 +7,8 @@
 # io_uring, which the target queues and its worker issues without the flag);
 # no I/O error, the barriers counted and flushed.
 # Negative control: dm-delay (no DM_TARGET_NOWAIT in 6.1) over the same disk
-# with no delay makes io_uring start workers, or the count proves nothing.
+# with no delay makes io_uring start workers; where it does not, the test
+# skips (the count would prove nothing).
 # vm: ide ahci
 # timeout: 180
 source "$PROJECT/tests/vm/lib.sh"
@@ -56,5 +57,8 @@ dmsetup remove lin
 dmsetup create dly --table "0 $S delay $DISK_AHCI 0 0"
 n=$(io_workers /dev/mapper/dly)
 log "control: dm-delay: $n io-wq workers"
-[ "$n" -gt 0 ] || fail "control: no io-wq worker on dm-delay either: the count proves nothing"
+# A kernel whose io_uring does not punt a non-NOWAIT device's I/O to io-wq
+# (the 6.12 debug kernel: 0 here) has nothing for the flag to fix, and a
+# count of 0 above proves nothing there: say so instead of passing.
+[ "$n" -gt 0 ] || skip "control: no io-wq worker on dm-delay either ($(uname -r)): the count proves nothing on this kernel"
 dmsetup remove dly
