@@ -139,13 +139,15 @@ plain_write $A 300 >/dev/null || fail "a delayed write failed"
 took=$(ms_since "$start")
 [ "$took" -ge 200 ] || fail "a write under delay 200 took ${took} ms"
 log "ok: write under delay 200 took ${took} ms"
-msg fa delay 2000
+# Long enough for the next write to reach it while it is still held on a
+# slow kernel (the debug kernel took over 2 s from here to d2's arrival).
+msg fa delay 6000
 bg d1 plain_write $A 301
-wait_until 5 'test "$(fstatus fa held)" = 1' || fail "the write under delay 2000 was not held"
+wait_until 5 'test "$(fstatus fa held)" = 1' || fail "the write under delay 6000 was not held"
 msg fa delay 0
 bg d2 plain_write $A 302
 wait_until 5 'test "$(fstatus fa held)" = 2' || fail "the write under delay 0 did not queue behind the held one"
-wait_until 10 'bg_done d1 d2' || fail "delayed writes did not finish"
+wait_until 20 'bg_done d1 d2' || fail "delayed writes did not finish"
 expect_eq "delayed write 1" "$(bg_rc d1)" 0
 expect_eq "delayed write 2" "$(bg_rc d2)" 0
 d2wait=$(awk -v k="$(dm_kname fa)" '$1 == k && $5 == "W" && $7 == 302 * 8 { print int(($4 - $3) / 1e6) }' "$LOG")
