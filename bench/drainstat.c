@@ -69,6 +69,14 @@ int main(int argc, char **argv)
 		trace_free(&t);
 		return 2;
 	}
+	if (t.raw_time) {
+		/* The verifier's "counter" clock counts events, not time. */
+		fprintf(stderr,
+			"dmb-drainstat: %s has no times (a tracefs clock that counts events); trace with a ns clock\n",
+			argv[1]);
+		trace_free(&t);
+		return 2;
+	}
 	r = ord_check(t.ev, t.n, &o, &rep);
 	if (r < 0) {
 		fprintf(stderr, "dmb-drainstat: %s\n", strerror(-r));

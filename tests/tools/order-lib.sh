@@ -57,14 +57,15 @@ ord_trace_tracefs() {
 }
 
 # ord_tracefs_start DEV...: trace the block devices DEV (kernel names) in
-# a tracefs instance of our own, sized for $ORD_BIOS bios.
+# a tracefs instance of our own, sized for $ORD_BIOS bios, with the
+# "counter" clock (above), or ORD_CLOCK (e.g. "mono" to time the bios).
 ORD_TRACEFS=/sys/kernel/tracing/instances/dmb-order
 ord_tracefs_start() {
 	local tr=/sys/kernel/tracing inst=$ORD_TRACEFS e d filt=""
 	[ -d "$tr/instances" ] || mount -t tracefs tracefs "$tr" || fail "cannot mount tracefs"
 	[ ! -d "$inst" ] || rmdir "$inst" || fail "a tracefs instance $inst is left over and busy"
 	mkdir "$inst" || fail "cannot make the tracefs instance $inst"
-	echo counter >"$inst/trace_clock" || fail "tracefs: no counter clock"
+	echo "${ORD_CLOCK:-counter}" >"$inst/trace_clock" || fail "tracefs: no ${ORD_CLOCK:-counter} clock"
 	# About 1 KiB per bio on one CPU holds every event of it.
 	echo $((ORD_BIOS + 8192)) >"$inst/buffer_size_kb" || fail "cannot size the trace buffer"
 	echo 0 >"$inst/options/overwrite"
