@@ -103,10 +103,9 @@ trace_run() {
 	local dev=$1 mode=$2 out=$WORK/jt-$BDISK-$2.trace ds
 	make_barrier jt "$dev" "mode:$mode"
 	ORD_BIOS=$((TRACE_TXN * (K + 1)))
-	ord_tracefs_start "$(dm_kname jt)" "$(disk_name "$dev")"
-	"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" --map "$out.map" /dev/mapper/jt ||
-		{ ord_tracefs_stop "$out"; fail "dmb-journal (traced, $mode) failed"; }
-	ord_tracefs_stop "$out"
+	ord_tracefs_run "$out" jt "$dev" \
+		"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" --map "$out.map" /dev/mapper/jt ||
+		fail "dmb-journal (traced, $mode) failed"
 	if [ "$mode" = passthrough ]; then
 		ord_expect_violations "$out" 5 --durability
 		row verify "$mode (negative control)" "violations found" 1 \
@@ -117,10 +116,9 @@ trace_run() {
 	ord_check "$out" --durability
 	row verify "journal b-barrier/$mode" "violations" 1 0 "" "value<=0"
 	# The verifier's clock counts events: time a second run on a clock in ns.
-	ORD_CLOCK=mono ord_tracefs_start "$(dm_kname jt)" "$(disk_name "$dev")"
-	"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" /dev/mapper/jt ||
-		{ ord_tracefs_stop "$out.mono"; fail "dmb-journal (timed, $mode) failed"; }
-	ord_tracefs_stop "$out.mono"
+	ORD_CLOCK=mono ord_tracefs_run "$out.mono" jt "$dev" \
+		"$BJ/dmb-journal" --mode barrier -k $K -d 4 -n "$TRACE_TXN" /dev/mapper/jt ||
+		fail "dmb-journal (timed, $mode) failed"
 	ds=$("$BJ/dmb-drainstat" "$out.mono") || fail "dmb-drainstat: $ds"
 	log "drainstat $mode: $ds"
 	read -r _ _ _ _ _ p50 p90 p99 pmax _ t50 t90 t99 tmax <<<"$ds"

@@ -50,10 +50,20 @@ ORD_EVENTS="block_bio_queue block_bio_remap block_rq_issue block_rq_requeue bloc
 ord_trace_tracefs() {
 	local name=$1 disk=$2 out=$3
 	shift 3
+	ord_tracefs_run "$out" "$name" "$disk" "$T/dmb-orderload" --map "$out.map" "$@" "/dev/mapper/$name" ||
+		fail "dmb-orderload failed on $name"
+}
+
+# ord_tracefs_run OUT NAME DISK CMD...: CMD's status, with mapping NAME and
+# DISK traced while it runs (ord_tracefs_start, ORD_CLOCK included); the
+# trace goes to OUT whether CMD failed or not.
+ord_tracefs_run() {
+	local out=$1 name=$2 disk=$3 rc=0
+	shift 3
 	ord_tracefs_start "$(dm_kname "$name")" "$(disk_name "$disk")"
-	"$T/dmb-orderload" --map "$out.map" "$@" "/dev/mapper/$name" ||
-		{ ord_tracefs_stop "$out"; fail "dmb-orderload failed on $name"; }
+	"$@" || rc=$?
 	ord_tracefs_stop "$out"
+	return "$rc"
 }
 
 # ord_tracefs_start DEV...: trace the block devices DEV (kernel names) in
