@@ -118,7 +118,8 @@ enum {
 	EVALUATE_DRIVE = 1 << 0,	/* also ask the drive (SG_IO IDENTIFY) */
 	EVALUATE_TABLE = 1 << 1,	/* also re-read the table */
 };
-int device_new(struct manager *m, const char *name, struct device **ret);
+/* created: barrierd made it just now (not adopted). */
+int device_new(struct manager *m, const char *name, bool created, struct device **ret);
 struct device *device_free(struct device *d);
 int device_evaluate(struct device *d, unsigned int flags);
 /* Read the status again unless it was read in this loop iteration. */

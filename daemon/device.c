@@ -572,9 +572,14 @@ int device_reset_stats(struct device *d)
 /* ------------------------------------------------------------ life */
 
 /*
- * Give an adopted mapping without a hold the configured one, so that a
- * failed flush can be survived: the same table otherwise, swapped in by a
- * suspend/resume (in-flight I/O completes first).
+ * AdoptHoldOnFlushErrorMSec= (off unless configured): give a mapping
+ * without a hold the configured one, so that a failed flush can be
+ * survived: the same table otherwise, swapped in by a suspend/resume (a
+ * lockfs freeze of the file system on it; in-flight I/O completes first).
+ * That rewrites a table barrierd did not make, so it is opt-in, and even
+ * then it is done only to a mapping that appears while barrierd runs,
+ * never to what a start finds: a start can come from anyone (D-Bus and
+ * udev activation) and must not suspend anybody's disks.
  */
 static void adopt_hold(struct device *d)
 {
@@ -585,6 +590,11 @@ static void adopt_hold(struct device *d)
 
 	if (d->pinned || d->table.hold_ms || !m->config.adopt_hold_ms || d->info.suspended)
 		return;
+	if (!m->bus_ready) {
+		log_device_debug(d->name,
+				 "no hold; AdoptHoldOnFlushErrorMSec= is not applied to what a start finds");
+		return;
+	}
 	snprintf(backing, sizeof(backing), "%u:%u", major(d->table.backing), minor(d->table.backing));
 	dmb_spec_init(&spec);
 	spec.device = backing;
@@ -604,7 +614,7 @@ static void adopt_hold(struct device *d)
 	(void)dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
 }
 
-int device_new(struct manager *m, const char *name, struct device **ret)
+int device_new(struct manager *m, const char *name, bool created, struct device **ret)
 {
 	_cleanup_(freep) struct device *d = NULL;
 	int r;
@@ -640,7 +650,8 @@ int device_new(struct manager *m, const char *name, struct device **ret)
 	/* Failures from before barrierd looked are not news; held barriers are. */
 	d->policy.flush_errors_seen = d->status.flush_errors;
 	d->policy.fallbacks_seen = d->status.fallbacks;
-	adopt_hold(d);
+	if (!created)
+		adopt_hold(d);
 	log_device_info(d->name, "adopted: %s on %s, mode %s%s, fallback %s, hold %u ms, write cache %s",
 			d->info.uuid[0] ? d->info.uuid : "(no uuid)", d->disk_name,
 			dmb_mode_to_string(d->status.mode), d->pinned ? " (pinned)" : "",

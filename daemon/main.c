@@ -69,7 +69,10 @@ struct device *manager_find_device(struct manager *m, const char *name)
 	return found ? m->devices[i] : NULL;
 }
 
-/* pin: -1 keep what the pin record says, 0/1 set it before the first decision. */
+/*
+ * pin: -1 (adopting) keep what the pin record says; 0/1 (barrierd just
+ * created it) set it before the first decision.
+ */
 static int add_device(struct manager *m, const char *name, int pin, struct device **ret)
 {
 	struct device *d, **grown;
@@ -85,7 +88,7 @@ static int add_device(struct manager *m, const char *name, int pin, struct devic
 	if (m->n_devices >= DEVICES_MAX)
 		return log_error_errno(-E2BIG, "Not managing '%s': %d mappings already", name,
 				       DEVICES_MAX);
-	r = device_new(m, name, &d);
+	r = device_new(m, name, pin >= 0, &d);
 	if (r < 0)
 		return r;
 	grown = realloc(m->devices, (m->n_devices + 1) * sizeof(*grown));
