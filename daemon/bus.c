@@ -482,7 +482,7 @@ static int method_reset_stats(sd_bus_message *msg, void *userdata, sd_bus_error 
 static const sd_bus_vtable device_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	DEVICE_PROPERTY("Name", "s", SD_BUS_VTABLE_PROPERTY_CONST),
-	DEVICE_PROPERTY("Backing", "s", SD_BUS_VTABLE_PROPERTY_CONST),
+	DEVICE_PROPERTY("Backing", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Mode", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Pinned", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("WriteCache", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -74,6 +74,7 @@ struct device_published {
 	enum policy_phase phase;
 	enum dmb_fallback fallback;
 	uint32_t hold_ms;
+	dev_t disk;
 };
 
 struct device {
@@ -85,8 +86,9 @@ struct device {
 	struct dmb_mapping_info info;
 	struct dmb_status status;
 	struct dmb_table table;
-	dev_t disk;			/* whole disk under the mapping */
+	dev_t disk;			/* whole disk under the table's device */
 	char disk_name[DMB_DISK_NAME_MAX];
+	bool disk_changed;		/* a new table maps another disk */
 	struct dmb_write_cache wc;	/* wc.drive: 1/0, or < 0 unknown */
 	usec_t status_at;		/* loop time of the last status read */
 

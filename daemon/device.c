@@ -149,6 +149,40 @@ static bool pin_load(const struct device *d)
 
 /* ------------------------------------------------------------ reading */
 
+/*
+ * The whole disk under the table's backing device, again: a reload may
+ * have put the mapping over another disk (barrierctl reload NAME NEWDEV,
+ * dmsetup reload), and then the write cache to read and to switch is the
+ * new disk's.  Called whenever the table was read.
+ */
+static void resolve_disk(struct device *d)
+{
+	struct manager *m = d->manager;
+	char name[DMB_DISK_NAME_MAX];
+	dev_t disk;
+	int r;
+
+	r = dmb_disk_whole(m->ctx, d->table.backing, &disk);
+	if (r < 0) {
+		log_device_warning_errno(d->name, r, "Cannot find the disk under %u:%u: %s",
+					 major(d->table.backing), minor(d->table.backing),
+					 dmb_ctx_get_error(m->ctx));
+		return;
+	}
+	if (disk == d->disk)
+		return;
+	if (dmb_disk_name(m->ctx, disk, name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "%u:%u", major(disk), minor(disk));
+	if (d->disk)
+		log_device_notice(d->name, "the table now maps %s (was %s); following its write cache",
+				  name, d->disk_name);
+	d->disk = disk;
+	snprintf(d->disk_name, sizeof(d->disk_name), "%s", name);
+	/* Nothing known about the old disk holds for this one. */
+	d->wc.drive = -ENODATA;
+	d->disk_changed = true;
+}
+
 static void cache_from_status(struct device *d)
 {
 	d->wc.kernel = d->status.cache_writeback;
@@ -216,8 +250,20 @@ static int refresh(struct device *d, unsigned int flags)
 		r = dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
 		if (r < 0)
 			return r;
+		resolve_disk(d);
 	}
 	cache_from_status(d);
+	if (d->disk_changed) {
+		/*
+		 * A new table is a new target: its counters start at zero and
+		 * what the policy knew was about the old disk.  The pin stays.
+		 */
+		d->disk_changed = false;
+		policy_state_init(&d->policy);
+		d->policy.flush_errors_seen = d->status.flush_errors;
+		d->policy.fallbacks_seen = d->status.fallbacks;
+		flags |= EVALUATE_DRIVE;
+	}
 	/*
 	 * The drive is asked (an ATA command) only when something moved or
 	 * is wrong, not on every tick: the kernel's flag follows hdparm -W
@@ -250,9 +296,10 @@ static void publish(struct device *d)
 		.phase = d->policy.phase,
 		.fallback = d->table.fallback,
 		.hold_ms = d->table.hold_ms,
+		.disk = d->disk,
 	};
 	const struct device_published *old = &d->published;
-	char *names[9];
+	char *names[10];
 	size_t n = 0;
 
 	if (old->valid) {
@@ -270,6 +317,8 @@ static void publish(struct device *d)
 			names[n++] = (char *)"Fallback";
 		if (old->hold_ms != now.hold_ms)
 			names[n++] = (char *)"HoldOnFlushErrorMSec";
+		if (old->disk != now.disk)
+			names[n++] = (char *)"Backing";
 	}
 	names[n] = NULL;
 	d->published = now;
@@ -611,7 +660,8 @@ static void adopt_hold(struct device *d)
 		return;
 	}
 	log_device_info(d->name, "table reloaded with hold_on_flush_error:%u", spec.hold_ms);
-	(void)dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
+	if (dmb_mapping_table(m->ctx, d->name, &d->table, NULL) >= 0)
+		resolve_disk(d);
 }
 
 int device_new(struct manager *m, const char *name, bool created, struct device **ret)
@@ -638,7 +688,7 @@ int device_new(struct manager *m, const char *name, bool created, struct device 
 	if (r < 0)
 		goto fail;
 	d->status_at = manager_now(m);
-	r = dmb_mapping_backing_disk(m->ctx, name, &d->disk);
+	r = dmb_disk_whole(m->ctx, d->table.backing, &d->disk);
 	if (r < 0)
 		goto fail;
 	if (dmb_disk_name(m->ctx, d->disk, d->disk_name, sizeof(d->disk_name)) < 0)
