@@ -422,7 +422,7 @@ static int method_set_mode(sd_bus_message *msg, void *userdata, sd_bus_error *er
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", err);
 	if (r < 0 && err[0])
 		return sd_bus_error_setf(error, ERROR_FAILED, "%s", err);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }
@@ -439,7 +439,7 @@ static int method_set_write_cache(sd_bus_message *msg, void *userdata, sd_bus_er
 	if (r < 0)
 		return r;
 	r = device_set_write_cache(d, enable);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }
@@ -471,7 +471,7 @@ static int method_reset_stats(sd_bus_message *msg, void *userdata, sd_bus_error 
 	if (r < 0)
 		return r;
 	r = device_reset_stats(d);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }

@@ -10,9 +10,13 @@
  * borrow (unknown features fail the load) and a DM UUID cannot be changed
  * once set, so the pin is a small file in /run/barrierd/pins/, which is a
  * tmpfs with exactly the lifetime of the mappings themselves (both end at
- * reboot).  The file records the mapping's UUID and device number; a pin
- * whose mapping was removed and recreated while barrierd was down does not
- * match and is dropped.  The pinned mode itself is the table's mode.
+ * reboot).  The file records the mapping's UUID, device number and disk
+ * sequence number (/sys/block/dm-N/diskseq, Linux 5.15 and later): the
+ * UUID ("BARRIER-<name>") and the device number (dm reuses the lowest
+ * free minor) repeat when a mapping is removed and made again, the
+ * diskseq never does until reboot.  A pin whose mapping was recreated,
+ * while barrierd was down or between two looks, does not match and is
+ * dropped.  The pinned mode itself is the table's mode.
  *
  * The explicit barrier of a probe (and of Barrier()) can block for as long
  * as the target holds barriers (hold_on_flush_error, up to 60 s), which
@@ -74,6 +78,9 @@ static int pin_record(const struct device *d, char *buf, size_t size)
 	int n = snprintf(buf, size, "uuid=%s\ndevnum=%u:%u\n", d->info.uuid, major(d->info.devnum),
 			 minor(d->info.devnum));
 
+	if (n >= 0 && (size_t)n < size && d->diskseq)
+		n += snprintf(buf + n, size - (size_t)n, "diskseq=%llu\n",
+			      (unsigned long long)d->diskseq);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
 }
 
@@ -148,6 +155,53 @@ static bool pin_load(const struct device *d)
 }
 
 /* ------------------------------------------------------------ reading */
+
+/*
+ * The disk sequence number of a block device: unique per device made
+ * since boot, so it tells a recreated mapping from the one it replaced
+ * when name, UUID and device number all repeat.  0 when the kernel has
+ * none (before 5.15) or the device is gone.
+ */
+static uint64_t read_diskseq(dev_t devnum)
+{
+	char path[64], buf[32];
+	_cleanup_(closep) int fd = -1;
+	unsigned long long v;
+	char *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/diskseq", major(devnum), minor(devnum));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return 0;
+	return v;
+}
+
+/*
+ * Is info (just read by name) still the mapping d was adopted as?  A
+ * mapping removed and made again under the same name between two looks
+ * is another mapping: -ESTALE, and the caller re-adopts it from scratch
+ * (its pin, policy state and disk belong to the old one).
+ */
+static int check_identity(struct device *d, const struct dmb_mapping_info *info)
+{
+	uint64_t seq;
+
+	if (info->devnum != d->info.devnum || strcmp(info->uuid, d->info.uuid))
+		return -ESTALE;
+	seq = read_diskseq(info->devnum);
+	if (seq && d->diskseq && seq != d->diskseq)
+		return -ESTALE;
+	return 0;
+}
 
 /*
  * The whole disk under the table's backing device, again: a reload may
@@ -228,6 +282,9 @@ int device_refresh_status(struct device *d)
 	if (d->status_at == now)
 		return 0;
 	r = dmb_mapping_status(m->ctx, d->name, &st, &info);
+	if (r < 0)
+		return r;
+	r = check_identity(d, &info);
 	if (r < 0)
 		return r;
 	d->status = st;
@@ -460,7 +517,7 @@ int device_evaluate(struct device *d, unsigned int flags)
 
 	r = refresh(d, flags);
 	if (r < 0) {
-		if (r != -ENOENT && r != -EMEDIUMTYPE)
+		if (r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 			log_device_warning_errno(d->name, r, "Cannot read the mapping's status: %s",
 						 dmb_ctx_get_error(m->ctx));
 		return r;
@@ -688,6 +745,7 @@ int device_new(struct manager *m, const char *name, bool created, struct device 
 	if (r < 0)
 		goto fail;
 	d->status_at = manager_now(m);
+	d->diskseq = read_diskseq(d->info.devnum);
 	r = dmb_disk_whole(m->ctx, d->table.backing, &d->disk);
 	if (r < 0)
 		goto fail;

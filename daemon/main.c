@@ -170,6 +170,15 @@ int manager_rescan(struct manager *m)
 		r = device_evaluate(d, EVALUATE_TABLE);
 		if (r == -ENOENT || r == -EMEDIUMTYPE)
 			manager_remove_device(m, d);
+		else if (r == -ESTALE) {
+			/* Removed and made again under the same name: another mapping. */
+			log_device_notice(*n, "the mapping was recreated; adopting it afresh");
+			manager_remove_device(m, d);
+			r = manager_add_device(m, *n, NULL);
+			if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+				log_device_error_errno(*n, r, "Cannot adopt the mapping: %s",
+						       dmb_ctx_get_error(m->ctx));
+		}
 	}
 	dmb_strv_free(names);
 	return 0;
