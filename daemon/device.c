@@ -296,20 +296,36 @@ int device_refresh_status(struct device *d)
 static int refresh(struct device *d, unsigned int flags)
 {
 	struct manager *m = d->manager;
-	bool was_kernel = d->wc.kernel, was_fua = d->wc.kernel_fua;
+	bool was_kernel = d->wc.kernel, was_fua = d->wc.kernel_fua, ask;
 	int r;
 
 	d->status_at = 0;
 	r = device_refresh_status(d);
 	if (r < 0)
 		return r;
-	if (flags & EVALUATE_TABLE) {
+	cache_from_status(d);
+	/*
+	 * The drive is asked (an ATA command) only when something moved or
+	 * is wrong, not on every tick: the kernel's flag follows hdparm -W
+	 * except while flushes fail, and then we are asking anyway.
+	 */
+	ask = (flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel ||
+	      was_fua != d->wc.kernel_fua || d->status.held > 0 ||
+	      d->status.flush_errors != d->policy.flush_errors_seen ||
+	      d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
+	      d->policy.phase == PHASE_FAILING;
+	/*
+	 * Whatever moved may be a new table over another disk (the status
+	 * line already speaks of it, the uevent may not be here yet): the
+	 * drive asked, and any cache switch decided from it, must be the one
+	 * under the table now.
+	 */
+	if ((flags & EVALUATE_TABLE) || ask) {
 		r = dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
 		if (r < 0)
 			return r;
 		resolve_disk(d);
 	}
-	cache_from_status(d);
 	if (d->disk_changed) {
 		/*
 		 * A new table is a new target: its counters start at zero and
@@ -319,17 +335,9 @@ static int refresh(struct device *d, unsigned int flags)
 		policy_state_init(&d->policy);
 		d->policy.flush_errors_seen = d->status.flush_errors;
 		d->policy.fallbacks_seen = d->status.fallbacks;
-		flags |= EVALUATE_DRIVE;
+		ask = true;
 	}
-	/*
-	 * The drive is asked (an ATA command) only when something moved or
-	 * is wrong, not on every tick: the kernel's flag follows hdparm -W
-	 * except while flushes fail, and then we are asking anyway.
-	 */
-	if ((flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel || was_fua != d->wc.kernel_fua ||
-	    d->status.held > 0 || d->status.flush_errors != d->policy.flush_errors_seen ||
-	    d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
-	    d->policy.phase == PHASE_FAILING)
+	if (ask)
 		(void)read_drive(d);
 	cache_from_status(d);
 	return 0;
@@ -642,6 +650,16 @@ int device_set_write_cache(struct device *d, bool enable)
 	struct dmb_write_cache after;
 	int r;
 
+	/*
+	 * The disk under the table as it is now, not as it was adopted.  A
+	 * mapping gone or recreated meanwhile is not switched (-ENXIO: the
+	 * caller must not take it for "gone after the switch").
+	 */
+	r = refresh(d, EVALUATE_TABLE);
+	if (r == -ENOENT || r == -EMEDIUMTYPE || r == -ESTALE)
+		return -ENXIO;
+	if (r < 0)
+		return r;
 	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, enable, &after);
 	if (r < 0)
 		return r;
