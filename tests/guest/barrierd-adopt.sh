@@ -23,6 +23,7 @@ reloads() { grep -c 'table reloaded' "$BD_LOG" || true; }
 
 bd_bus
 bd_udev
+modprobe dm-barrier
 make_barrier plain "$DISK_AHCI"
 "$B/barrierctl" create own "$DISK_IDE" || fail "barrierctl create failed"
 t_plain=$(dmsetup table plain)
