@@ -89,6 +89,7 @@ struct device {
 	dev_t disk;			/* whole disk under the table's device */
 	char disk_name[DMB_DISK_NAME_MAX];
 	bool disk_changed;		/* a new table maps another disk */
+	bool disk_lost;			/* ... that cannot be found (said once) */
 	uint64_t diskseq;		/* the mapping's diskseq, 0 unknown (device.c: pins) */
 	struct dmb_write_cache wc;	/* wc.drive: 1/0, or < 0 unknown */
 	usec_t status_at;		/* loop time of the last status read */

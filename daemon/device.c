@@ -218,11 +218,15 @@ static void resolve_disk(struct device *d)
 
 	r = dmb_disk_whole(m->ctx, d->table.backing, &disk);
 	if (r < 0) {
-		log_device_warning_errno(d->name, r, "Cannot find the disk under %u:%u: %s",
-					 major(d->table.backing), minor(d->table.backing),
-					 dmb_ctx_get_error(m->ctx));
+		/* A disk that died stays dead: say it once, not at every look. */
+		if (!d->disk_lost)
+			log_device_warning_errno(d->name, r, "Cannot find the disk under %u:%u: %s",
+						 major(d->table.backing), minor(d->table.backing),
+						 dmb_ctx_get_error(m->ctx));
+		d->disk_lost = true;
 		return;
 	}
+	d->disk_lost = false;
 	if (disk == d->disk)
 		return;
 	if (dmb_disk_name(m->ctx, disk, name, sizeof(name)) < 0)
