@@ -422,7 +422,7 @@ static int method_set_mode(sd_bus_message *msg, void *userdata, sd_bus_error *er
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", err);
 	if (r < 0 && err[0])
 		return sd_bus_error_setf(error, ERROR_FAILED, "%s", err);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }
@@ -439,7 +439,7 @@ static int method_set_write_cache(sd_bus_message *msg, void *userdata, sd_bus_er
 	if (r < 0)
 		return r;
 	r = device_set_write_cache(d, enable);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }
@@ -471,7 +471,7 @@ static int method_reset_stats(sd_bus_message *msg, void *userdata, sd_bus_error 
 	if (r < 0)
 		return r;
 	r = device_reset_stats(d);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
 	return sd_bus_reply_method_return(msg, NULL);
 }
@@ -482,7 +482,7 @@ static int method_reset_stats(sd_bus_message *msg, void *userdata, sd_bus_error 
 static const sd_bus_vtable device_vtable[] = {
 	SD_BUS_VTABLE_START(0),
 	DEVICE_PROPERTY("Name", "s", SD_BUS_VTABLE_PROPERTY_CONST),
-	DEVICE_PROPERTY("Backing", "s", SD_BUS_VTABLE_PROPERTY_CONST),
+	DEVICE_PROPERTY("Backing", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Mode", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Pinned", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("WriteCache", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

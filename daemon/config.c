@@ -75,7 +75,7 @@ void config_init(struct config *c)
 		.poll_interval_usec = 1 * USEC_PER_SEC,
 		.fallback = DMB_FALLBACK_DRAIN,
 		.hold_ms = 10000,
-		.adopt_hold_ms = 10000,
+		.adopt_hold_ms = 0,	/* opt-in: it reloads tables barrierd did not make */
 	};
 	policy_config_init(&c->policy);
 }

@@ -74,6 +74,7 @@ struct device_published {
 	enum policy_phase phase;
 	enum dmb_fallback fallback;
 	uint32_t hold_ms;
+	dev_t disk;
 };
 
 struct device {
@@ -85,8 +86,11 @@ struct device {
 	struct dmb_mapping_info info;
 	struct dmb_status status;
 	struct dmb_table table;
-	dev_t disk;			/* whole disk under the mapping */
+	dev_t disk;			/* whole disk under the table's device */
 	char disk_name[DMB_DISK_NAME_MAX];
+	bool disk_changed;		/* a new table maps another disk */
+	bool disk_lost;			/* ... that cannot be found (said once) */
+	uint64_t diskseq;		/* the mapping's diskseq, 0 unknown (device.c: pins) */
 	struct dmb_write_cache wc;	/* wc.drive: 1/0, or < 0 unknown */
 	usec_t status_at;		/* loop time of the last status read */
 
@@ -118,7 +122,8 @@ enum {
 	EVALUATE_DRIVE = 1 << 0,	/* also ask the drive (SG_IO IDENTIFY) */
 	EVALUATE_TABLE = 1 << 1,	/* also re-read the table */
 };
-int device_new(struct manager *m, const char *name, struct device **ret);
+/* created: barrierd made it just now (not adopted). */
+int device_new(struct manager *m, const char *name, bool created, struct device **ret);
 struct device *device_free(struct device *d);
 int device_evaluate(struct device *d, unsigned int flags);
 /* Read the status again unless it was read in this loop iteration. */

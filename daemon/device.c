@@ -10,9 +10,13 @@
  * borrow (unknown features fail the load) and a DM UUID cannot be changed
  * once set, so the pin is a small file in /run/barrierd/pins/, which is a
  * tmpfs with exactly the lifetime of the mappings themselves (both end at
- * reboot).  The file records the mapping's UUID and device number; a pin
- * whose mapping was removed and recreated while barrierd was down does not
- * match and is dropped.  The pinned mode itself is the table's mode.
+ * reboot).  The file records the mapping's UUID, device number and disk
+ * sequence number (/sys/block/dm-N/diskseq, Linux 5.15 and later): the
+ * UUID ("BARRIER-<name>") and the device number (dm reuses the lowest
+ * free minor) repeat when a mapping is removed and made again, the
+ * diskseq never does until reboot.  A pin whose mapping was recreated,
+ * while barrierd was down or between two looks, does not match and is
+ * dropped.  The pinned mode itself is the table's mode.
  *
  * The explicit barrier of a probe (and of Barrier()) can block for as long
  * as the target holds barriers (hold_on_flush_error, up to 60 s), which
@@ -74,6 +78,9 @@ static int pin_record(const struct device *d, char *buf, size_t size)
 	int n = snprintf(buf, size, "uuid=%s\ndevnum=%u:%u\n", d->info.uuid, major(d->info.devnum),
 			 minor(d->info.devnum));
 
+	if (n >= 0 && (size_t)n < size && d->diskseq)
+		n += snprintf(buf + n, size - (size_t)n, "diskseq=%llu\n",
+			      (unsigned long long)d->diskseq);
 	return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : n;
 }
 
@@ -149,6 +156,91 @@ static bool pin_load(const struct device *d)
 
 /* ------------------------------------------------------------ reading */
 
+/*
+ * The disk sequence number of a block device: unique per device made
+ * since boot, so it tells a recreated mapping from the one it replaced
+ * when name, UUID and device number all repeat.  0 when the kernel has
+ * none (before 5.15) or the device is gone.
+ */
+static uint64_t read_diskseq(dev_t devnum)
+{
+	char path[64], buf[32];
+	_cleanup_(closep) int fd = -1;
+	unsigned long long v;
+	char *end;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/sys/dev/block/%u:%u/diskseq", major(devnum), minor(devnum));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return 0;
+	buf[n] = '\0';
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || end == buf || (*end && *end != '\n'))
+		return 0;
+	return v;
+}
+
+/*
+ * Is info (just read by name) still the mapping d was adopted as?  A
+ * mapping removed and made again under the same name between two looks
+ * is another mapping: -ESTALE, and the caller re-adopts it from scratch
+ * (its pin, policy state and disk belong to the old one).
+ */
+static int check_identity(struct device *d, const struct dmb_mapping_info *info)
+{
+	uint64_t seq;
+
+	if (info->devnum != d->info.devnum || strcmp(info->uuid, d->info.uuid))
+		return -ESTALE;
+	seq = read_diskseq(info->devnum);
+	if (seq && d->diskseq && seq != d->diskseq)
+		return -ESTALE;
+	return 0;
+}
+
+/*
+ * The whole disk under the table's backing device, again: a reload may
+ * have put the mapping over another disk (barrierctl reload NAME NEWDEV,
+ * dmsetup reload), and then the write cache to read and to switch is the
+ * new disk's.  Called whenever the table was read.
+ */
+static void resolve_disk(struct device *d)
+{
+	struct manager *m = d->manager;
+	char name[DMB_DISK_NAME_MAX];
+	dev_t disk;
+	int r;
+
+	r = dmb_disk_whole(m->ctx, d->table.backing, &disk);
+	if (r < 0) {
+		/* A disk that died stays dead: say it once, not at every look. */
+		if (!d->disk_lost)
+			log_device_warning_errno(d->name, r, "Cannot find the disk under %u:%u: %s",
+						 major(d->table.backing), minor(d->table.backing),
+						 dmb_ctx_get_error(m->ctx));
+		d->disk_lost = true;
+		return;
+	}
+	d->disk_lost = false;
+	if (disk == d->disk)
+		return;
+	if (dmb_disk_name(m->ctx, disk, name, sizeof(name)) < 0)
+		snprintf(name, sizeof(name), "%u:%u", major(disk), minor(disk));
+	if (d->disk)
+		log_device_notice(d->name, "the table now maps %s (was %s); following its write cache",
+				  name, d->disk_name);
+	d->disk = disk;
+	snprintf(d->disk_name, sizeof(d->disk_name), "%s", name);
+	/* Nothing known about the old disk holds for this one. */
+	d->wc.drive = -ENODATA;
+	d->disk_changed = true;
+}
+
 static void cache_from_status(struct device *d)
 {
 	d->wc.kernel = d->status.cache_writeback;
@@ -196,6 +288,9 @@ int device_refresh_status(struct device *d)
 	r = dmb_mapping_status(m->ctx, d->name, &st, &info);
 	if (r < 0)
 		return r;
+	r = check_identity(d, &info);
+	if (r < 0)
+		return r;
 	d->status = st;
 	d->info = info;
 	d->status_at = now;
@@ -205,28 +300,48 @@ int device_refresh_status(struct device *d)
 static int refresh(struct device *d, unsigned int flags)
 {
 	struct manager *m = d->manager;
-	bool was_kernel = d->wc.kernel, was_fua = d->wc.kernel_fua;
+	bool was_kernel = d->wc.kernel, was_fua = d->wc.kernel_fua, ask;
 	int r;
 
 	d->status_at = 0;
 	r = device_refresh_status(d);
 	if (r < 0)
 		return r;
-	if (flags & EVALUATE_TABLE) {
-		r = dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
-		if (r < 0)
-			return r;
-	}
 	cache_from_status(d);
 	/*
 	 * The drive is asked (an ATA command) only when something moved or
 	 * is wrong, not on every tick: the kernel's flag follows hdparm -W
 	 * except while flushes fail, and then we are asking anyway.
 	 */
-	if ((flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel || was_fua != d->wc.kernel_fua ||
-	    d->status.held > 0 || d->status.flush_errors != d->policy.flush_errors_seen ||
-	    d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
-	    d->policy.phase == PHASE_FAILING)
+	ask = (flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel ||
+	      was_fua != d->wc.kernel_fua || d->status.held > 0 ||
+	      d->status.flush_errors != d->policy.flush_errors_seen ||
+	      d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
+	      d->policy.phase == PHASE_FAILING;
+	/*
+	 * Whatever moved may be a new table over another disk (the status
+	 * line already speaks of it, the uevent may not be here yet): the
+	 * drive asked, and any cache switch decided from it, must be the one
+	 * under the table now.
+	 */
+	if ((flags & EVALUATE_TABLE) || ask) {
+		r = dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
+		if (r < 0)
+			return r;
+		resolve_disk(d);
+	}
+	if (d->disk_changed) {
+		/*
+		 * A new table is a new target: its counters start at zero and
+		 * what the policy knew was about the old disk.  The pin stays.
+		 */
+		d->disk_changed = false;
+		policy_state_init(&d->policy);
+		d->policy.flush_errors_seen = d->status.flush_errors;
+		d->policy.fallbacks_seen = d->status.fallbacks;
+		ask = true;
+	}
+	if (ask)
 		(void)read_drive(d);
 	cache_from_status(d);
 	return 0;
@@ -250,9 +365,10 @@ static void publish(struct device *d)
 		.phase = d->policy.phase,
 		.fallback = d->table.fallback,
 		.hold_ms = d->table.hold_ms,
+		.disk = d->disk,
 	};
 	const struct device_published *old = &d->published;
-	char *names[9];
+	char *names[10];
 	size_t n = 0;
 
 	if (old->valid) {
@@ -270,6 +386,8 @@ static void publish(struct device *d)
 			names[n++] = (char *)"Fallback";
 		if (old->hold_ms != now.hold_ms)
 			names[n++] = (char *)"HoldOnFlushErrorMSec";
+		if (old->disk != now.disk)
+			names[n++] = (char *)"Backing";
 	}
 	names[n] = NULL;
 	d->published = now;
@@ -411,7 +529,7 @@ int device_evaluate(struct device *d, unsigned int flags)
 
 	r = refresh(d, flags);
 	if (r < 0) {
-		if (r != -ENOENT && r != -EMEDIUMTYPE)
+		if (r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 			log_device_warning_errno(d->name, r, "Cannot read the mapping's status: %s",
 						 dmb_ctx_get_error(m->ctx));
 		return r;
@@ -536,6 +654,16 @@ int device_set_write_cache(struct device *d, bool enable)
 	struct dmb_write_cache after;
 	int r;
 
+	/*
+	 * The disk under the table as it is now, not as it was adopted.  A
+	 * mapping gone or recreated meanwhile is not switched (-ENXIO: the
+	 * caller must not take it for "gone after the switch").
+	 */
+	r = refresh(d, EVALUATE_TABLE);
+	if (r == -ENOENT || r == -EMEDIUMTYPE || r == -ESTALE)
+		return -ENXIO;
+	if (r < 0)
+		return r;
 	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, enable, &after);
 	if (r < 0)
 		return r;
@@ -572,9 +700,14 @@ int device_reset_stats(struct device *d)
 /* ------------------------------------------------------------ life */
 
 /*
- * Give an adopted mapping without a hold the configured one, so that a
- * failed flush can be survived: the same table otherwise, swapped in by a
- * suspend/resume (in-flight I/O completes first).
+ * AdoptHoldOnFlushErrorMSec= (off unless configured): give a mapping
+ * without a hold the configured one, so that a failed flush can be
+ * survived: the same table otherwise, swapped in by a suspend/resume (a
+ * lockfs freeze of the file system on it; in-flight I/O completes first).
+ * That rewrites a table barrierd did not make, so it is opt-in, and even
+ * then it is done only to a mapping that appears while barrierd runs,
+ * never to what a start finds: a start can come from anyone (D-Bus and
+ * udev activation) and must not suspend anybody's disks.
  */
 static void adopt_hold(struct device *d)
 {
@@ -585,6 +718,11 @@ static void adopt_hold(struct device *d)
 
 	if (d->pinned || d->table.hold_ms || !m->config.adopt_hold_ms || d->info.suspended)
 		return;
+	if (!m->bus_ready) {
+		log_device_debug(d->name,
+				 "no hold; AdoptHoldOnFlushErrorMSec= is not applied to what a start finds");
+		return;
+	}
 	snprintf(backing, sizeof(backing), "%u:%u", major(d->table.backing), minor(d->table.backing));
 	dmb_spec_init(&spec);
 	spec.device = backing;
@@ -601,10 +739,11 @@ static void adopt_hold(struct device *d)
 		return;
 	}
 	log_device_info(d->name, "table reloaded with hold_on_flush_error:%u", spec.hold_ms);
-	(void)dmb_mapping_table(m->ctx, d->name, &d->table, NULL);
+	if (dmb_mapping_table(m->ctx, d->name, &d->table, NULL) >= 0)
+		resolve_disk(d);
 }
 
-int device_new(struct manager *m, const char *name, struct device **ret)
+int device_new(struct manager *m, const char *name, bool created, struct device **ret)
 {
 	_cleanup_(freep) struct device *d = NULL;
 	int r;
@@ -628,7 +767,8 @@ int device_new(struct manager *m, const char *name, struct device **ret)
 	if (r < 0)
 		goto fail;
 	d->status_at = manager_now(m);
-	r = dmb_mapping_backing_disk(m->ctx, name, &d->disk);
+	d->diskseq = read_diskseq(d->info.devnum);
+	r = dmb_disk_whole(m->ctx, d->table.backing, &d->disk);
 	if (r < 0)
 		goto fail;
 	if (dmb_disk_name(m->ctx, d->disk, d->disk_name, sizeof(d->disk_name)) < 0)
@@ -640,7 +780,8 @@ int device_new(struct manager *m, const char *name, struct device **ret)
 	/* Failures from before barrierd looked are not news; held barriers are. */
 	d->policy.flush_errors_seen = d->status.flush_errors;
 	d->policy.fallbacks_seen = d->status.fallbacks;
-	adopt_hold(d);
+	if (!created)
+		adopt_hold(d);
 	log_device_info(d->name, "adopted: %s on %s, mode %s%s, fallback %s, hold %u ms, write cache %s",
 			d->info.uuid[0] ? d->info.uuid : "(no uuid)", d->disk_name,
 			dmb_mode_to_string(d->status.mode), d->pinned ? " (pinned)" : "",

@@ -69,7 +69,10 @@ struct device *manager_find_device(struct manager *m, const char *name)
 	return found ? m->devices[i] : NULL;
 }
 
-/* pin: -1 keep what the pin record says, 0/1 set it before the first decision. */
+/*
+ * pin: -1 (adopting) keep what the pin record says; 0/1 (barrierd just
+ * created it) set it before the first decision.
+ */
 static int add_device(struct manager *m, const char *name, int pin, struct device **ret)
 {
 	struct device *d, **grown;
@@ -85,7 +88,7 @@ static int add_device(struct manager *m, const char *name, int pin, struct devic
 	if (m->n_devices >= DEVICES_MAX)
 		return log_error_errno(-E2BIG, "Not managing '%s': %d mappings already", name,
 				       DEVICES_MAX);
-	r = device_new(m, name, &d);
+	r = device_new(m, name, pin >= 0, &d);
 	if (r < 0)
 		return r;
 	grown = realloc(m->devices, (m->n_devices + 1) * sizeof(*grown));
@@ -167,6 +170,15 @@ int manager_rescan(struct manager *m)
 		r = device_evaluate(d, EVALUATE_TABLE);
 		if (r == -ENOENT || r == -EMEDIUMTYPE)
 			manager_remove_device(m, d);
+		else if (r == -ESTALE) {
+			/* Removed and made again under the same name: another mapping. */
+			log_device_notice(*n, "the mapping was recreated; adopting it afresh");
+			manager_remove_device(m, d);
+			r = manager_add_device(m, *n, NULL);
+			if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE)
+				log_device_error_errno(*n, r, "Cannot adopt the mapping: %s",
+						       dmb_ctx_get_error(m->ctx));
+		}
 	}
 	dmb_strv_free(names);
 	return 0;

@@ -87,7 +87,7 @@ static int on_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	m->ticks++;
 	for (size_t i = 0; i < m->n_devices; i++) {
 		r = device_evaluate(m->devices[i], 0);
-		if (r == -ENOENT || r == -EMEDIUMTYPE)
+		if (r == -ENOENT || r == -EMEDIUMTYPE || r == -ESTALE)
 			rescan = true;
 	}
 	if (rescan)

@@ -4,6 +4,11 @@
 # the unit stopped, the first call to org.dmbarrier1 makes dbus-daemon ask
 # systemd to start it, and the call is answered by the started barrierd —
 # from busctl, and from `barrierctl --bus`.
+# Activation rewrites no table (issue 14, item 3): with a mapping made by
+# plain dmsetup without a hold, an activation from an unprivileged user
+# (uid 65534) starts barrierd, which adopts the mapping and leaves its
+# table as it was (before the fix it was reloaded, suspend and all, with
+# hold_on_flush_error:10000 before READY=1).
 # In-test control: a name with no activation file is not started
 # (ServiceUnknown), so a call does not succeed just by being made.
 # Negative control (run once, results in docs/verification.md):
@@ -30,7 +35,16 @@ activated() {
 activated busctl --system call $BD_BUS $BD_PATH $BD_MGR ListDevices
 activated barrierctl --bus list
 
+make_barrier plain "$DISK_AHCI"
+t_plain=$(dmsetup table plain)
+activated setpriv --reuid=65534 --regid=65534 --clear-groups busctl --system call $BD_BUS $BD_PATH $BD_MGR ListDevices
+msgs=$(junit -o cat)
+grep -q '^adopted: .* mode flush' <<<"$msgs" || fail "plain was not adopted: $(tail -n 5 <<<"$msgs")"
+expect_eq "activated by uid 65534: plain's table" "$(dmsetup table plain)" "$t_plain"
+grep 'table reloaded' <<<"$msgs" && fail "activation reloaded a table"
 stop_unit
+dmsetup remove plain
+
 out=$(busctl --system call org.dmbarrier1.NoSuchName /org/dmbarrier1 org.freedesktop.DBus.Peer Ping 2>&1) &&
 	fail "a call to a name without an activation file succeeded: $out"
 log "ok: no activation file -> $out"

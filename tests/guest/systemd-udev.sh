@@ -4,7 +4,9 @@
 # mapping with a BARRIER- DM UUID the systemd tag and
 # SYSTEMD_WANTS=barrierd.service; the mapping's device unit then pulls the
 # stopped unit in.  `dmsetup create` with such a table -> barrierd active,
-# and it manages the new mapping.
+# and it manages the new mapping, without reloading its table (issue 14,
+# item 3: a start reloads nothing; before the fix ud got
+# hold_on_flush_error:10000 from the start udev caused).
 # In-test control: a barrier mapping made without that UUID (the rules
 # leave it alone) does not start barrierd.
 # Negative control (run once, results in docs/verification.md):
@@ -30,6 +32,7 @@ udevadm settle -t 10
 # --- with it: the device unit wants barrierd.service
 start=$(date +%s%N)
 dmsetup create ud --uuid BARRIER-ud --table "$(table "$DISK_IDE")"
+t_ud=$(dmsetup table ud)
 wait_active 20
 log "measured: $UNIT active $((($(date +%s%N) - start) / 1000000)) ms after dmsetup create"
 props=$(udevadm info --query=property --name=/dev/mapper/ud)
@@ -39,5 +42,6 @@ wants=$(systemctl show -p Wants --value "$sysdev")
 log "$(systemctl show -p Id --value "$sysdev"): Wants=$wants"
 case " $wants " in *" $UNIT "*) ;; *) fail "the device unit of ud does not want $UNIT: '$wants'" ;; esac
 wait_until 10 '[ "$(bd_prop ud Mode 2>/dev/null)" = flush ]' || fail "barrierd does not manage ud: $(bd_prop ud Mode)"
+expect_eq "ud's table after the start udev caused" "$(dmsetup table ud)" "$t_ud"
 dmsetup remove ud
 stop_unit

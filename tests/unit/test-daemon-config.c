@@ -189,7 +189,8 @@ static void test_defaults(void **unused)
 	assert_int_equal(c.policy.holddown_max_usec, 600 * USEC_PER_SEC);
 	assert_int_equal(c.fallback, DMB_FALLBACK_DRAIN);
 	assert_int_equal(c.hold_ms, 10000);
-	assert_int_equal(c.adopt_hold_ms, 10000);
+	/* Opt-in: adopting must not reload tables barrierd did not make (issue 14). */
+	assert_int_equal(c.adopt_hold_ms, 0);
 	assert_int_equal(c.n_mappings, 0);
 	config_done(&c);
 }
@@ -378,6 +379,54 @@ static void test_load(void **unused)
 	(void)!system(strcat(strcpy(err, "rm -rf "), dir));
 }
 
+/*
+ * The shipped example (installed as /etc/barrierd.conf) says what the
+ * defaults are: read as it is, and with every commented key uncommented,
+ * it must still be the defaults, AdoptHoldOnFlushErrorMSec= off included.
+ */
+static void test_example(void **unused)
+{
+	const char *example = DATA_DIR "/../../../daemon/barrierd.conf.example";
+	char err[CONFIG_ERROR_MAX], text[8192];
+	struct config c, def;
+	size_t n = 0;
+	FILE *f;
+
+	config_init(&def);
+	config_init(&c);
+	assert_int_equal(config_load(&c, example, NULL, err, sizeof(err)), 0);
+	assert_int_equal(c.adopt_hold_ms, 0);
+	assert_int_equal(c.n_mappings, 0);
+	config_done(&c);
+
+	/* Uncomment "#Key=value" lines of [Daemon] (the [Mapping] ones are an example). */
+	f = fopen(example, "re");
+	assert_non_null(f);
+	while (fgets(text + n, (int)(sizeof(text) - n), f)) {
+		char *line = text + n;
+
+		if (!strncmp(line, "#[Mapping]", 10))
+			break;
+		if (line[0] == '#' && line[1] >= 'A' && line[1] <= 'Z' && strchr(line, '='))
+			memmove(line, line + 1, strlen(line));
+		n += strlen(line);
+		assert_true(n < sizeof(text) - 1);
+	}
+	fclose(f);
+	config_init(&c);
+	assert_int_equal(config_parse(&c, "example", text, n, err, sizeof(err)), 0);
+	assert_int_equal(c.adopt_hold_ms, def.adopt_hold_ms);
+	assert_int_equal(c.adopt_hold_ms, 0);
+	assert_int_equal(c.hold_ms, def.hold_ms);
+	assert_int_equal(c.poll_interval_usec, def.poll_interval_usec);
+	assert_int_equal(c.fallback, def.fallback);
+	assert_int_equal(c.policy.holddown_usec, def.policy.holddown_usec);
+	assert_int_equal(c.policy.holddown_max_usec, def.policy.holddown_max_usec);
+	assert_int_equal(c.policy.on_flush_error, def.policy.on_flush_error);
+	config_done(&c);
+	config_done(&def);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -388,6 +437,7 @@ int main(void)
 		cmocka_unit_test(test_good),
 		cmocka_unit_test(test_value_parsers),
 		cmocka_unit_test(test_load),
+		cmocka_unit_test(test_example),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
