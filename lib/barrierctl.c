@@ -239,6 +239,38 @@ static int run(struct dmb_ctx *ctx, const struct bctl_args *a)
 	return r < 0 ? fail(ctx, r) : BCTL_EXIT_OK;
 }
 
+/*
+ * --version: the kernel's side too.  libkmod says whether dm_barrier is
+ * loaded (anyone may ask); the target's version needs the dm control
+ * device (root).  Never loads anything: the kernel does, on a table load.
+ */
+static void print_target(struct dmb_ctx *ctx)
+{
+	enum dmb_module_state st;
+	unsigned int v[3];
+	int r;
+
+	r = dmb_module_state(ctx, &st);
+	if (r < 0) {
+		printf("dm-barrier: unknown (%s)\n", dmb_ctx_get_error(ctx));
+		return;
+	}
+	if (st == DMB_MODULE_ABSENT) {
+		printf("dm-barrier: not loaded (the kernel loads it with the first barrier table)\n");
+		return;
+	}
+	r = dmb_target_version(ctx, v);
+	if (r < 0) {
+		printf("dm-barrier: %s, target version unknown (%s)\n",
+		       dmb_module_state_to_string(st), dmb_ctx_get_error(ctx));
+		return;
+	}
+	r = dmb_target_load(ctx);
+	printf("dm-barrier: %s, target version %u.%u.%u%s%s\n", dmb_module_state_to_string(st),
+	       v[0], v[1], v[2], r == -EPROTONOSUPPORT ? ": " : "",
+	       r == -EPROTONOSUPPORT ? dmb_ctx_get_error(ctx) : "");
+}
+
 int main(int argc, char **argv)
 {
 	_cleanup_(dmb_ctx_unrefp) struct dmb_ctx *ctx = NULL;
@@ -255,7 +287,7 @@ int main(int argc, char **argv)
 		bctl_usage(stdout);
 		return BCTL_EXIT_OK;
 	}
-	if (a.verb == BCTL_VERSION) {
+	if (a.verb == BCTL_VERSION && a.bus) {
 		printf("barrierctl %s\n", BARRIERCTL_VERSION);
 		return BCTL_EXIT_OK;
 	}
@@ -265,6 +297,11 @@ int main(int argc, char **argv)
 	r = dmb_ctx_new(&ctx);
 	if (r < 0)
 		return fail(NULL, r);
+	if (a.verb == BCTL_VERSION) {
+		printf("barrierctl %s\n", BARRIERCTL_VERSION);
+		print_target(ctx);
+		return BCTL_EXIT_OK;
+	}
 	/* Quiet by default: a failure is reported once, by fail(). */
 	if (a.verbose) {
 		dmb_ctx_set_log_fn(ctx, log_stderr, NULL);
