@@ -42,6 +42,8 @@ static int fail(struct dmb_ctx *ctx, int r)
 static int mapping_fill(struct dmb_ctx *ctx, const char *name, struct bctl_mapping *m)
 {
 	struct dmb_mapping_info info;
+	struct dmb_write_cache wc;
+	dev_t disk;
 	int r;
 
 	*m = (struct bctl_mapping){};
@@ -62,6 +64,11 @@ static int mapping_fill(struct dmb_ctx *ctx, const char *name, struct bctl_mappi
 			 minor(m->table.backing));
 	m->have_dm = true;
 	m->full_status = true;
+	/* The drive's view too, so JSON has the same shape as barrierd's (--bus). */
+	m->drive_cache = -1;
+	if (dmb_disk_whole(ctx, m->table.backing, &disk) == 0 &&
+	    dmb_disk_write_cache_get(ctx, disk, &wc) == 0 && wc.drive >= 0)
+		m->drive_cache = wc.drive > 0;
 	return 0;
 }
 
