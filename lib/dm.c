@@ -149,12 +149,12 @@ static void info_fill(struct dm_task *t, const struct dm_info *di, struct dmb_ma
 		snprintf(ret->uuid, sizeof(ret->uuid), "%s", s);
 }
 
+static int target_check(struct dmb_ctx *ctx);
+
 /*
  * Run a STATUS or TABLE task on NAME and hand back its single barrier
  * target's params (owned by *task).  -ENOENT, -EMEDIUMTYPE otherwise.
  */
-static int target_check(struct dmb_ctx *ctx);
-
 static int barrier_query(struct dmb_ctx *ctx, int type, const char *name, struct dm_task **task,
 			 char **ret_params, uint64_t *ret_length, struct dmb_mapping_info *ret_info)
 {
@@ -497,7 +497,7 @@ _public_ int dmb_mapping_create(struct dmb_ctx *ctx, const char *name, const str
 	 */
 	present = dm_target_present(ctx, NULL);
 	if (present < 0)
-		return present;
+		present = 0;	/* no device-mapper yet: the create loads it, or says why */
 	if (present > 0) {
 		ctx->target_ok = false;
 		r = target_check(ctx);
