@@ -383,6 +383,11 @@ static int property_get_device(sd_bus *bus, const char *path, const char *interf
 		return sd_bus_message_append(reply, "b", d->pinned);
 	if (!strcmp(property, "WriteCache"))
 		return sd_bus_message_append(reply, "b", device_write_cache(d));
+	if (!strcmp(property, "KernelWriteCache"))
+		return sd_bus_message_append(reply, "b", d->status.cache_writeback);
+	if (!strcmp(property, "DriveWriteCache"))
+		return sd_bus_message_append(reply, "s",
+					     d->wc.drive < 0 ? "unknown" : d->wc.drive ? "on" : "off");
 	if (!strcmp(property, "Fua"))
 		return sd_bus_message_append(reply, "b", st->fua);
 	if (!strcmp(property, "State"))
@@ -486,6 +491,8 @@ static const sd_bus_vtable device_vtable[] = {
 	DEVICE_PROPERTY("Mode", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Pinned", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("WriteCache", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	DEVICE_PROPERTY("KernelWriteCache", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	DEVICE_PROPERTY("DriveWriteCache", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Fua", "b", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("State", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	DEVICE_PROPERTY("Fallback", "s", SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

@@ -70,6 +70,8 @@ struct device_published {
 	enum dmb_mode mode;
 	bool pinned;
 	bool write_cache;
+	bool kernel_write_cache;
+	int drive_write_cache;		/* 1/0, -1 unknown */
 	bool fua;
 	enum policy_phase phase;
 	enum dmb_fallback fallback;

@@ -361,6 +361,8 @@ static void publish(struct device *d)
 		.mode = d->status.mode,
 		.pinned = d->pinned,
 		.write_cache = device_write_cache(d),
+		.kernel_write_cache = d->status.cache_writeback,
+		.drive_write_cache = d->wc.drive >= 0 ? d->wc.drive > 0 : -1,
 		.fua = d->status.fua,
 		.phase = d->policy.phase,
 		.fallback = d->table.fallback,
@@ -368,7 +370,7 @@ static void publish(struct device *d)
 		.disk = d->disk,
 	};
 	const struct device_published *old = &d->published;
-	char *names[10];
+	char *names[11];
 	size_t n = 0;
 
 	if (old->valid) {
@@ -378,6 +380,10 @@ static void publish(struct device *d)
 			names[n++] = (char *)"Pinned";
 		if (old->write_cache != now.write_cache)
 			names[n++] = (char *)"WriteCache";
+		if (old->kernel_write_cache != now.kernel_write_cache)
+			names[n++] = (char *)"KernelWriteCache";
+		if (old->drive_write_cache != now.drive_write_cache)
+			names[n++] = (char *)"DriveWriteCache";
 		if (old->fua != now.fua)
 			names[n++] = (char *)"Fua";
 		if (policy_phase_to_string(old->phase) != policy_phase_to_string(now.phase))

@@ -392,6 +392,44 @@ static int on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *s
 	return 0;
 }
 
+/*
+ * Say what dm-barrier the kernel has.  Loading it is the kernel's job (dm
+ * core asks for "dm-barrier" when a barrier table is loaded), so barrierd
+ * needs no CAP_SYS_MODULE; it only refuses to start on a target of a major
+ * version the library does not manage.
+ */
+static int target_report(struct dmb_ctx *ctx)
+{
+	enum dmb_module_state st;
+	unsigned int v[3];
+	int r;
+
+	r = dmb_module_state(ctx, &st);
+	if (r < 0) {
+		log_warning_errno(r, "Cannot read the state of dm_barrier, ignoring: %s",
+				  dmb_ctx_get_error(ctx));
+		st = DMB_MODULE_ABSENT;
+	}
+	r = dmb_target_load(ctx);
+	if (r == -ENOENT) {
+		log_info("dm-barrier: %s; the kernel loads it with the first barrier table",
+			 dmb_module_state_to_string(st));
+		return 0;
+	}
+	if (r == -EPROTONOSUPPORT)
+		return log_error_errno(r, "Refusing to manage barrier mappings: %s",
+				       dmb_ctx_get_error(ctx));
+	if (r < 0) {
+		log_warning_errno(r, "Cannot check the barrier target, ignoring: %s",
+				  dmb_ctx_get_error(ctx));
+		return 0;
+	}
+	if (dmb_target_version(ctx, v) == 0)
+		log_info("dm-barrier: %s, target version %u.%u.%u", dmb_module_state_to_string(st),
+			 v[0], v[1], v[2]);
+	return 0;
+}
+
 static int manager_setup(struct manager *m)
 {
 	char err[CONFIG_ERROR_MAX];
@@ -431,10 +469,9 @@ static int manager_setup(struct manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Cannot watch signals: %m");
 
-	r = dmb_target_load(m->ctx);
+	r = target_report(m->ctx);
 	if (r < 0)
-		return log_error_errno(r, "Cannot load the barrier target: %s",
-				       dmb_ctx_get_error(m->ctx));
+		return r;
 	r = config_check_system(m, &m->config, err, sizeof(err));
 	if (r < 0) {
 		config_failed = true;

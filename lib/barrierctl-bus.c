@@ -131,13 +131,21 @@ static int property_read(sd_bus_message *m, const char *key, struct bctl_mapping
 		out->table.mode = out->status.mode;
 		return r < 0 ? -EBADMSG : 0;
 	}
-	if (!strcmp(key, "Pinned") || !strcmp(key, "WriteCache") || !strcmp(key, "Fua")) {
+	if (!strcmp(key, "DriveWriteCache")) {
+		r = read_string_into(m, buf, sizeof(buf));
+		if (r < 0)
+			return r;
+		out->drive_cache = !strcmp(buf, "on") ? 1 : !strcmp(buf, "off") ? 0 : -1;
+		return 0;
+	}
+	/* WriteCache mixes both views; the record keeps them apart. */
+	if (!strcmp(key, "Pinned") || !strcmp(key, "KernelWriteCache") || !strcmp(key, "Fua")) {
 		r = sd_bus_message_read(m, "v", "b", &b);
 		if (r < 0)
 			return r;
 		if (!strcmp(key, "Pinned"))
 			out->pinned = b;
-		else if (!strcmp(key, "WriteCache"))
+		else if (!strcmp(key, "KernelWriteCache"))
 			out->status.cache_writeback = b;
 		else
 			out->status.fua = b;
@@ -180,7 +188,7 @@ static int device_read(sd_bus *bus, const char *path, sd_bus_error *e, struct bc
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	int r;
 
-	*out = (struct bctl_mapping){ .have_daemon = true };
+	*out = (struct bctl_mapping){ .have_daemon = true, .drive_cache = -1 };
 	r = call(bus, path, IFACE_PROPERTIES, "GetAll", 0, e, &reply, "s", IFACE_DEVICE);
 	if (r < 0)
 		return r;
@@ -323,8 +331,7 @@ static int bus_write_cache(sd_bus *bus, const struct bctl_args *a, const char *p
 	r = device_read(bus, path, e, &m);
 	if (r < 0)
 		return r;
-	return bctl_print_bus_write_cache(stdout, a->device, m.backing, m.status.cache_writeback,
-					  a->json);
+	return bctl_print_bus_write_cache(stdout, a->device, &m, a->json);
 }
 
 /* The commands on one mapping's object. */

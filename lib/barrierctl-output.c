@@ -26,6 +26,11 @@ static const char *cache_str(const struct bctl_mapping *m)
 	return m->status.cache_writeback ? "writeback" : "writethrough";
 }
 
+static const char *drive_cache_str(int drive)
+{
+	return drive == 1 ? "on" : drive == 0 ? "off" : NULL;
+}
+
 static void devnum_str(dev_t d, char *buf, size_t size)
 {
 	snprintf(buf, size, "%u:%u", major(d), minor(d));
@@ -46,6 +51,21 @@ static void add_bool(struct json_object *o, const char *k, bool v)
 	json_object_object_add(o, k, json_object_new_boolean(v));
 }
 
+/*
+ * The write cache's two views, named, the same from either back end:
+ * "cache": { "kernel": "write back" | "write through" (queue/write_cache,
+ * as the target reports it), "drive": "on" | "off" | null (ATA IDENTIFY;
+ * null where the drive cannot be asked) }.  The words are write-cache's.
+ */
+static void add_cache(struct json_object *o, bool kernel, int drive)
+{
+	struct json_object *c = json_object_new_object();
+
+	add_str(c, "kernel", kernel ? "write back" : "write through");
+	add_str(c, "drive", drive_cache_str(drive));
+	json_object_object_add(o, "cache", c);
+}
+
 /* One mapping as JSON: what every back end knows, then what only some do. */
 static struct json_object *mapping_json(const struct bctl_mapping *m)
 {
@@ -59,7 +79,7 @@ static struct json_object *mapping_json(const struct bctl_mapping *m)
 	add_str(o, "mode", dmb_mode_to_string(m->status.mode));
 	add_str(o, "fallback", dmb_fallback_to_string(m->table.fallback));
 	add_u64(o, "hold_on_flush_error", m->table.hold_ms);
-	add_str(o, "cache", cache_str(m));
+	add_cache(o, m->status.cache_writeback, m->drive_cache);
 	add_bool(o, "fua", m->status.fua);
 	add_u64(o, "barriers", m->status.barriers);
 	add_u64(o, "flushes", m->status.flushes);
@@ -220,6 +240,7 @@ static void status_block(FILE *f, const struct bctl_mapping *m)
 	kv(f, "fallback", "%s", dmb_fallback_to_string(m->table.fallback));
 	kv(f, "hold", "%u ms", m->table.hold_ms);
 	kv(f, "cache", "%s, %s", cache_str(m), s->fua ? "fua" : "nofua");
+	kv(f, "drive_cache", "%s", m->drive_cache >= 0 ? drive_cache_str(m->drive_cache) : "unknown");
 	kv(f, "barriers", "%llu", (unsigned long long)s->barriers);
 	kv(f, "flushes", "%llu", (unsigned long long)s->flushes);
 	if (m->full_status)
@@ -304,19 +325,29 @@ int bctl_print_event(FILE *f, const char *name, uint32_t event_nr, bool json)
 	return 0;
 }
 
-int bctl_print_bus_write_cache(FILE *f, const char *mapping, const char *disk, bool on, bool json)
+int bctl_print_bus_write_cache(FILE *f, const char *mapping, const struct bctl_mapping *m,
+			       bool json)
 {
+	/* barrierd's WriteCache: the drive's answer where there is one. */
+	bool on = m->drive_cache >= 0 ? m->drive_cache > 0 : m->status.cache_writeback;
+	const char *drive = drive_cache_str(m->drive_cache);
+
 	if (json) {
 		_cleanup_json_ struct json_object *o = json_object_new_object();
 
 		if (!o)
 			return -ENOMEM;
 		add_str(o, "mapping", mapping);
-		add_str(o, "device", disk);
+		add_str(o, "device", m->backing);
 		add_str(o, "write_cache", on ? "on" : "off");
+		/* The same two views, with the same names, as write-cache without --bus. */
+		add_str(o, "kernel", m->status.cache_writeback ? "write back" : "write through");
+		add_str(o, "drive", drive);
 		return json_print(f, o);
 	}
-	fprintf(f, "%s (under %s)\n", disk, mapping);
+	fprintf(f, "%s (under %s)\n", m->backing, mapping);
 	kv(f, "write_cache", "%s", on ? "on" : "off");
+	kv(f, "kernel", "%s", m->status.cache_writeback ? "write back" : "write through");
+	kv(f, "drive", "%s", drive ? drive : "unknown");
 	return 0;
 }

@@ -42,6 +42,8 @@ static int fail(struct dmb_ctx *ctx, int r)
 static int mapping_fill(struct dmb_ctx *ctx, const char *name, struct bctl_mapping *m)
 {
 	struct dmb_mapping_info info;
+	struct dmb_write_cache wc;
+	dev_t disk;
 	int r;
 
 	*m = (struct bctl_mapping){};
@@ -62,6 +64,11 @@ static int mapping_fill(struct dmb_ctx *ctx, const char *name, struct bctl_mappi
 			 minor(m->table.backing));
 	m->have_dm = true;
 	m->full_status = true;
+	/* The drive's view too, so JSON has the same shape as barrierd's (--bus). */
+	m->drive_cache = -1;
+	if (dmb_disk_whole(ctx, m->table.backing, &disk) == 0 &&
+	    dmb_disk_write_cache_get(ctx, disk, &wc) == 0 && wc.drive >= 0)
+		m->drive_cache = wc.drive > 0;
 	return 0;
 }
 
@@ -239,6 +246,38 @@ static int run(struct dmb_ctx *ctx, const struct bctl_args *a)
 	return r < 0 ? fail(ctx, r) : BCTL_EXIT_OK;
 }
 
+/*
+ * --version: the kernel's side too.  libkmod says whether dm_barrier is
+ * loaded (anyone may ask); the target's version needs the dm control
+ * device (root).  Never loads anything: the kernel does, on a table load.
+ */
+static void print_target(struct dmb_ctx *ctx)
+{
+	enum dmb_module_state st;
+	unsigned int v[3];
+	int r;
+
+	r = dmb_module_state(ctx, &st);
+	if (r < 0) {
+		printf("dm-barrier: unknown (%s)\n", dmb_ctx_get_error(ctx));
+		return;
+	}
+	if (st == DMB_MODULE_ABSENT) {
+		printf("dm-barrier: not loaded (the kernel loads it with the first barrier table)\n");
+		return;
+	}
+	r = dmb_target_version(ctx, v);
+	if (r < 0) {
+		printf("dm-barrier: %s, target version unknown (%s)\n",
+		       dmb_module_state_to_string(st), dmb_ctx_get_error(ctx));
+		return;
+	}
+	r = dmb_target_load(ctx);
+	printf("dm-barrier: %s, target version %u.%u.%u%s%s\n", dmb_module_state_to_string(st),
+	       v[0], v[1], v[2], r == -EPROTONOSUPPORT ? ": " : "",
+	       r == -EPROTONOSUPPORT ? dmb_ctx_get_error(ctx) : "");
+}
+
 int main(int argc, char **argv)
 {
 	_cleanup_(dmb_ctx_unrefp) struct dmb_ctx *ctx = NULL;
@@ -255,7 +294,7 @@ int main(int argc, char **argv)
 		bctl_usage(stdout);
 		return BCTL_EXIT_OK;
 	}
-	if (a.verb == BCTL_VERSION) {
+	if (a.verb == BCTL_VERSION && a.bus) {
 		printf("barrierctl %s\n", BARRIERCTL_VERSION);
 		return BCTL_EXIT_OK;
 	}
@@ -265,6 +304,11 @@ int main(int argc, char **argv)
 	r = dmb_ctx_new(&ctx);
 	if (r < 0)
 		return fail(NULL, r);
+	if (a.verb == BCTL_VERSION) {
+		printf("barrierctl %s\n", BARRIERCTL_VERSION);
+		print_target(ctx);
+		return BCTL_EXIT_OK;
+	}
 	/* Quiet by default: a failure is reported once, by fail(). */
 	if (a.verbose) {
 		dmb_ctx_set_log_fn(ctx, log_stderr, NULL);

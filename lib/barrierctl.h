@@ -90,8 +90,8 @@ void bctl_usage(FILE *f);
 
 /*
  * One mapping as shown by list and status.  Both back ends fill name,
- * backing, table.mode/fallback/hold_ms and, of the status, mode,
- * cache_writeback, fua, barriers, flushes, flush_errors, fallbacks, held;
+ * backing, table.mode/fallback/hold_ms, drive_cache and, of the status,
+ * mode, cache_writeback, fua, barriers, flushes, flush_errors, fallbacks, held;
  * the rest only where it is known: the D-Bus API carries less than the
  * kernel, and the kernel knows nothing of barrierd's pin and state.
  */
@@ -106,6 +106,13 @@ struct bctl_mapping {
 	dev_t backing_devnum;
 	uint32_t event_nr;
 	bool full_status;		/* the other seven counters of the status */
+	/*
+	 * The write cache has two views, and both back ends give both: the
+	 * kernel's (status.cache_writeback, the target's reading of
+	 * queue/write_cache) and the drive's (ATA IDENTIFY): 1 on, 0 off, -1
+	 * unknown (not an ATA disk, no switchable cache, not readable).
+	 */
+	int drive_cache;
 	bool have_daemon;		/* pinned, state (barrierd) */
 	bool pinned;
 	char state[32];
@@ -117,8 +124,12 @@ int bctl_print_status(FILE *f, const struct bctl_mapping *m, size_t n, bool json
 int bctl_print_write_cache(FILE *f, const struct dmb_write_cache *wc, const char *drive_error,
 			   bool json);
 int bctl_print_event(FILE *f, const char *name, uint32_t event_nr, bool json);
-/* write-cache over D-Bus: barrierd tells one state, for a mapping's disk. */
-int bctl_print_bus_write_cache(FILE *f, const char *mapping, const char *disk, bool on, bool json);
+/*
+ * write-cache over D-Bus, for a mapping's disk: barrierd's WriteCache
+ * (write_cache) and the two views it is made of (kernel, drive).
+ */
+int bctl_print_bus_write_cache(FILE *f, const char *mapping, const struct bctl_mapping *m,
+			       bool json);
 
 /* barrierctl-bus.c: the same verbs over barrierd's D-Bus API. */
 int bctl_bus_run(const struct bctl_args *a);

@@ -149,6 +149,8 @@ static void info_fill(struct dm_task *t, const struct dm_info *di, struct dmb_ma
 		snprintf(ret->uuid, sizeof(ret->uuid), "%s", s);
 }
 
+static int target_check(struct dmb_ctx *ctx);
+
 /*
  * Run a STATUS or TABLE task on NAME and hand back its single barrier
  * target's params (owned by *task).  -ENOENT, -EMEDIUMTYPE otherwise.
@@ -190,6 +192,12 @@ static int barrier_query(struct dmb_ctx *ctx, int type, const char *name, struct
 	if (!params)
 		return dmb_fail(ctx, -EBADMSG, "%s '%s': the kernel returned no parameters", what,
 				name);
+	/* A status of another major version may mean something else: refuse it. */
+	if (type == DM_DEVICE_STATUS) {
+		r = target_check(ctx);
+		if (r < 0)
+			return r;
+	}
 	if (ret_info)
 		info_fill(t, &di, ret_info);
 	*ret_params = params;
@@ -228,6 +236,34 @@ int dm_target_present(struct dmb_ctx *ctx, unsigned int v[3])
 	return 0;
 }
 
+/*
+ * Is the loaded barrier target one this library manages (its major version,
+ * status fields it knows)?  0, -ENOENT (none loaded), -EPROTONOSUPPORT or
+ * -errno.  The module cannot change while a barrier mapping uses it, so a
+ * pass is kept in ctx; dmb_mapping_list(), which every rescan calls, and
+ * dmb_target_load() look again.
+ */
+static int target_check(struct dmb_ctx *ctx)
+{
+	char err[DMB_ERROR_MAX - 32];
+	unsigned int v[3];
+	int r;
+
+	if (ctx->target_ok)
+		return 0;
+	r = dm_target_present(ctx, v);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return dmb_fail(ctx, -ENOENT,
+				"the kernel has no barrier target (dm-barrier is not loaded)");
+	r = target_version_check(v, err, sizeof(err));
+	if (r < 0)
+		return dmb_fail(ctx, r, "%s", err);
+	ctx->target_ok = true;
+	return 0;
+}
+
 _public_ int dmb_target_version(struct dmb_ctx *ctx, unsigned int v[3])
 {
 	unsigned int ver[3];
@@ -245,24 +281,10 @@ _public_ int dmb_target_version(struct dmb_ctx *ctx, unsigned int v[3])
 
 _public_ int dmb_target_load(struct dmb_ctx *ctx)
 {
-	int r;
-
+	/* Loads nothing any more (see libdmbarrier.h): the kernel does, on a table load. */
 	dmb_call_begin(ctx);
-	r = dm_target_present(ctx, NULL);
-	if (r > 0)
-		return 0;
-	/* No device-mapper at all is fine too: dm-barrier pulls dm-mod in. */
-	r = kmod_load_barrier(ctx);
-	if (r < 0)
-		return r;
-	r = dm_target_present(ctx, NULL);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return dmb_fail(ctx, -ENOENT,
-				"dm-barrier is loaded but the kernel lists no barrier target");
-	dmb_info(ctx, "loaded dm-barrier");
-	return 0;
+	ctx->target_ok = false;
+	return target_check(ctx);
 }
 
 /* ------------------------------------------------------------ specs */
@@ -450,7 +472,7 @@ _public_ int dmb_mapping_create(struct dmb_ctx *ctx, const char *name, const str
 	char params[256], uuid[DMB_UUID_MAX];
 	struct dmb_mapping_info info;
 	uint64_t length;
-	int r;
+	int r, present;
 
 	dmb_call_begin(ctx);
 	if (dmb_name_check(name) < 0)
@@ -467,9 +489,21 @@ _public_ int dmb_mapping_create(struct dmb_ctx *ctx, const char *name, const str
 	if (dmb_mapping_info(ctx, name, &info) == 0)
 		return dmb_fail(ctx, -EEXIST, "a device-mapper device '%s' already exists", name);
 	dmb_call_begin(ctx);
-	r = dmb_target_load(ctx);
-	if (r < 0)
-		return r;
+	/*
+	 * No module loading here: if the target is missing, the table load
+	 * below makes the kernel load dm-barrier (request_module).  A target
+	 * already loaded must be one we manage; a freshly loaded one is checked
+	 * after the create.
+	 */
+	present = dm_target_present(ctx, NULL);
+	if (present < 0)
+		present = 0;	/* no device-mapper yet: the create loads it, or says why */
+	if (present > 0) {
+		ctx->target_ok = false;
+		r = target_check(ctx);
+		if (r < 0)
+			return r;
+	}
 
 	r = task_new(ctx, DM_DEVICE_CREATE, name, &t);
 	if (r < 0)
@@ -482,12 +516,30 @@ _public_ int dmb_mapping_create(struct dmb_ctx *ctx, const char *name, const str
 	r = task_run_cookie(ctx, t);
 	if (r == -EBUSY)
 		return dmb_fail(ctx, -EEXIST, "create '%s': the name or UUID %s is taken", name, uuid);
+	if (r < 0 && present == 0 && dm_target_present(ctx, NULL) == 0)
+		return dmb_fail(ctx, -ENOENT,
+				"create '%s': the kernel has no barrier target and did not load dm-barrier for the table (is it installed for this kernel? see modprobe dm-barrier, dmesg)",
+				name);
 	if (r == -EINVAL)
 		return dmb_fail(ctx, r,
 				"create '%s': the kernel refused the table \"0 %llu barrier %s\" (the reason is in the kernel log)",
 				name, (unsigned long long)length, params);
 	if (r < 0)
 		return fail_task(ctx, r, "create", name);
+	if (present == 0) {
+		char why[DMB_ERROR_MAX];
+
+		r = target_check(ctx);
+		if (r < 0) {
+			/* Do not leave a mapping of a target we cannot manage behind. */
+			snprintf(why, sizeof(why), "%s", ctx->error);
+			(void)dmb_mapping_remove(ctx, name, DMB_REMOVE_RETRY);
+			dmb_call_begin(ctx);
+			return dmb_fail(ctx, r, "create '%s': %s; the mapping was removed again", name,
+					why);
+		}
+		dmb_info(ctx, "the kernel loaded dm-barrier for '%s'", name);
+	}
 	return 0;
 }
 
@@ -500,6 +552,9 @@ _public_ int dmb_mapping_reload(struct dmb_ctx *ctx, const char *name, const str
 	int r;
 
 	r = dmb_mapping_table(ctx, name, &old, NULL);
+	if (r < 0)
+		return r;
+	r = target_check(ctx);
 	if (r < 0)
 		return r;
 	r = spec_to_table(ctx, name, spec, params, sizeof(params), &length);
@@ -650,6 +705,13 @@ _public_ int dmb_mapping_list(struct dmb_ctx *ctx, char ***ret_names)
 			}
 			next = dn->next;
 		} while (next);
+	}
+	/* Mappings to manage: the target must be one we know (looked at every list). */
+	if (n > 0) {
+		ctx->target_ok = false;
+		r = target_check(ctx);
+		if (r < 0)
+			goto fail;
 	}
 	qsort(names, n, sizeof(char *), strcmp_ptr);
 	*ret_names = names;

@@ -28,6 +28,8 @@ struct dmb_ctx {
 	 */
 	char dm_error[DMB_ERROR_MAX];
 	int dm_errno;
+	/* The loaded target passed the version check (dm.c's target_check()). */
+	bool target_ok;
 };
 
 void dmb_log(struct dmb_ctx *ctx, int priority, const char *file, int line, const char *fn,
@@ -67,8 +69,21 @@ int dm_name_check(struct dmb_ctx *ctx, const char *name);
 /* dm.c: make libdevmapper open (and if need be create) /dev/mapper/control. */
 int dm_control_ensure(struct dmb_ctx *ctx);
 
-/* kmod.c: load dm-barrier (and what it needs) with libkmod. */
-int kmod_load_barrier(struct dmb_ctx *ctx);
+/*
+ * The barrier target versions this library reads: major DMB_TARGET_MAJOR,
+ * minor DMB_TARGET_MINOR_MIN or newer (a newer minor only appends status
+ * fields).  The status line of 1.0 has the fifteen fields status.c reads.
+ */
+#define DMB_TARGET_MAJOR 1U
+#define DMB_TARGET_MINOR_MIN 0U
+/*
+ * status.c: is a loaded target of version v one this library can manage?
+ * 0, or -EPROTONOSUPPORT with a sentence for the user in err.
+ */
+int target_version_check(const unsigned int v[3], char *err, size_t errsize);
+
+/* kmod.c: the module's state as libkmod sees it (never loads anything). */
+int kmod_barrier_state(struct dmb_ctx *ctx, enum dmb_module_state *ret);
 
 /* status.c: the table parameters for a spec whose device is already "maj:min". */
 int table_format(const struct dmb_table *t, char *buf, size_t size);

@@ -146,9 +146,11 @@ struct dmb_table {
 
 /*
  * Pure parsers of the target's output (the part after "<start> <len>
- * barrier"), strict: exactly the documented fields, single spaces, decimal
- * numbers without sign or leading zeros that fit their type.  Any
- * deviation is -EBADMSG and *ret is untouched.  err/errsize (may be NULL/0)
+ * barrier"), strict: the documented fields, single spaces, decimal
+ * numbers without sign or leading zeros that fit their type.  The status
+ * parser skips fields after the fifteenth (a newer 1.x target may append
+ * some) and refuses fewer.  Any deviation is -EBADMSG and *ret is
+ * untouched.  err/errsize (may be NULL/0)
  * receive the reason.  The table parser takes what STATUSTYPE_TABLE prints:
  * "<major>:<minor> <offset> [<n> <feature>...]".
  */
@@ -158,13 +160,36 @@ int dmb_table_parse(const char *params, struct dmb_table *ret, char *err, size_t
 /* ------------------------------------------------------------- target */
 
 /*
- * Make sure the kernel has the barrier target: looks at the target list
- * (DM_DEVICE_LIST_VERSIONS) and, if it is missing, loads dm-barrier with
- * libkmod.  dmb_mapping_create() does this itself.
+ * The library never loads a kernel module: the kernel loads dm-barrier
+ * itself when the first "barrier" table is loaded (dm core asks for
+ * "dm-barrier"), so dmb_mapping_create() needs no CAP_SYS_MODULE.
+ *
+ * The library manages targets of major version 1, minor 0 or newer (a
+ * newer minor may append status fields, which are skipped).  Every call
+ * that lists, creates or reloads mappings checks the loaded target's
+ * version and fails with -EPROTONOSUPPORT and a sentence saying what to do
+ * if the major version differs.
+ *
+ * dmb_target_load() is kept for the ABI and loads nothing: 0 if the kernel
+ * has a barrier target of a version this library manages, -ENOENT if it
+ * has none, -EPROTONOSUPPORT if it has another major version.
  */
 int dmb_target_load(struct dmb_ctx *ctx);
 /* The loaded target's version (v[0].v[1].v[2]); -ENOENT if not loaded. */
 int dmb_target_version(struct dmb_ctx *ctx, unsigned int v[3]);
+
+/* The module dm_barrier as libkmod sees it: for reports, never a load. */
+enum dmb_module_state {
+	DMB_MODULE_ABSENT,	/* not loaded (the first barrier table loads it) */
+	DMB_MODULE_LIVE,
+	DMB_MODULE_COMING,
+	DMB_MODULE_GOING,
+	DMB_MODULE_BUILTIN,
+	_DMB_MODULE_STATE_MAX,
+};
+int dmb_module_state(struct dmb_ctx *ctx, enum dmb_module_state *ret);
+/* "not loaded", "loaded", "loading", "unloading", "built in"; NULL if invalid. */
+const char *dmb_module_state_to_string(enum dmb_module_state state);
 
 /* ----------------------------------------------------------- mappings */
 

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * status.c: pure parsers and formatters of the barrier target's text: the
- * fifteen-field INFO status line, the TABLE line, device numbers, mode and
- * fallback names, mapping names.  No I/O and no context, so the unit tests
- * and the fuzzer drive them directly.
- * Strict on purpose: the kernel prints exactly one form, and anything else
- * means a different target or a broken one, never something to guess at.
+ * INFO status line (fifteen fields, and whatever a newer 1.x target appends),
+ * the TABLE line, device numbers, mode and fallback names, mapping names,
+ * and the check of a loaded target's version against what this library
+ * reads.  No I/O and no context, so the unit tests and the fuzzer drive
+ * them directly.
+ * Strict on purpose: the kernel prints exactly one form per version, and
+ * anything else means a different target or a broken one, never something
+ * to guess at.  The one allowance is the version rule: a target of the
+ * same major version may append status fields (a newer minor), so fields
+ * after the fifteenth are skipped, never read; fewer is an error.
  */
 #include <ctype.h>
 #include <limits.h>
@@ -223,9 +228,9 @@ _public_ int dmb_status_parse(const char *params, struct dmb_status *ret, char *
 		return parse_error(err, errsize,
 				   "status line: unexpected character 0x%02x at offset %zu",
 				   (unsigned char)params[bad], bad);
-	if (n != STATUS_FIELDS)
-		return parse_error(err, errsize, "status line has %d fields, expected %d", n,
-				   STATUS_FIELDS);
+	if (n < STATUS_FIELDS)
+		return parse_error(err, errsize, "status line has %d fields, expected at least %d",
+				   n, STATUS_FIELDS);
 
 	tokstr(&tok[0], mode, sizeof(mode));
 	if (tok[0].len >= sizeof(mode) || dmb_mode_from_string(mode, &st.mode) < 0)
@@ -259,6 +264,19 @@ _public_ int dmb_status_parse(const char *params, struct dmb_status *ret, char *
 	}
 	*ret = st;
 	return 0;
+}
+
+int target_version_check(const unsigned int v[3], char *err, size_t errsize)
+{
+	/* A variable, not the literal: the minimum may well be 0. */
+	const unsigned int minor_min = DMB_TARGET_MINOR_MIN;
+
+	if (v[0] == DMB_TARGET_MAJOR && v[1] >= minor_min)
+		return 0;
+	(void)parse_error(err, errsize,
+			  "the loaded barrier target is version %u.%u.%u, this libdmbarrier reads %u.%u or a newer %u.x: load a matching dm-barrier (remove every barrier mapping, then rmmod dm_barrier) or install a matching libdmbarrier",
+			  v[0], v[1], v[2], DMB_TARGET_MAJOR, DMB_TARGET_MINOR_MIN, DMB_TARGET_MAJOR);
+	return -EPROTONOSUPPORT;
 }
 
 /* "maj:min" from a token; 0 or -EINVAL. */

@@ -4,7 +4,7 @@
  * barrier target's text (lib/status.c).  Besides ASan/UBSan findings it
  * checks two properties: the status parser accepts only the canonical
  * line, so printing what it parsed must give the input back byte for
- * byte; and a parsed table, formatted and parsed again, is the same table.
+ * byte (up to the fields a newer 1.x target appends, which it skips); and a parsed table, formatted and parsed again, is the same table.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -19,6 +19,7 @@ static void status_check(const char *line)
 {
 	struct dmb_status st;
 	char err[128], again[512];
+	size_t n;
 
 	if (dmb_status_parse(line, &st, err, sizeof(err)) < 0)
 		return;
@@ -31,7 +32,9 @@ static void status_check(const char *line)
 		 (unsigned long long)st.max_drain_us, (unsigned long long)st.shared,
 		 (unsigned long long)st.no_cache, (unsigned long long)st.refused,
 		 (unsigned long long)st.replayed, (unsigned long long)st.cache_changes);
-	if (strcmp(line, again)) {
+	/* Fields a newer 1.x target appends are skipped: the known ones must lead. */
+	n = strlen(again);
+	if (strncmp(line, again, n) || (line[n] && line[n] != ' ')) {
 		fprintf(stderr, "status accepted a non-canonical line:\n'%s'\n'%s'\n", line, again);
 		abort();
 	}

@@ -1,7 +1,8 @@
 #!/bin/bash
 # barrierctl --bus through barrierd on a real system bus: list and status
 # print the same as barrierctl without --bus (the same table, text for
-# text; the same values in JSON); create, set-mode (--pin, auto), barrier,
+# text; the same values in JSON, the write cache's kernel and drive views
+# named alike even when they differ); create, set-mode (--pin, auto), barrier,
 # reset-stats, write-cache and remove act on the mapping through the
 # daemon; barrierd's errors come back as the documented exit codes (3 no
 # such mapping, 4 not an ATA disk, 6 no barrierd).  Negative controls:
@@ -61,6 +62,32 @@ common='[.mappings[] | {name, backing, mode, fallback, hold_on_flush_error, cach
 	barriers, flushes, flush_errors, fallbacks, held}]'
 expect_eq "list --json, the fields both know" "$(jq -c "$common" <<<"$OUT")" \
 	"$(jq -c "$common" <<<"$direct")"
+# The write cache's two views, named the same both ways (issue 14 item 9:
+# "cache" was the drive's view with --bus and the kernel's without).  Make
+# them differ: the kernel's view to write through, the drive's left on.
+# viabus is pinned, so barrierd changes nothing back; the target sees the
+# change at its next status and raises a dm event, barrierd reads it.
+wc_file=/sys/block/$(disk_name "$DISK_IDE")/queue/write_cache
+echo "write through" >"$wc_file"
+dmsetup status viabus >/dev/null
+want='{"kernel":"write through","drive":"on"}'
+bctl 0 status viabus --json
+expect_eq "direct: cache" "$(jq -c .cache <<<"$OUT")" "$want"
+wait_until 10 'test "$("$BCTL" --bus status viabus --json | jq -c .cache)" = "$want"' ||
+	fail "--bus cache: $("$BCTL" --bus status viabus --json | jq -c .cache), direct: $want"
+log "ok: --bus status: cache = $want"
+bctl 0 --bus list --json
+expect_eq "list --bus: cache" "$(jq -c '.mappings[0].cache' <<<"$OUT")" "$want"
+expect_eq "WriteCache: barrierd's verdict, the drive's" "$(bd_prop viabus WriteCache)" true
+expect_eq "KernelWriteCache" "$(bd_prop viabus KernelWriteCache)" false
+expect_eq "DriveWriteCache" "$(bd_prop viabus DriveWriteCache)" on
+bctl 0 --bus write-cache viabus --json
+expect_eq "write-cache --bus: both views" "$(jq -c '{write_cache, kernel, drive}' <<<"$OUT")" \
+	'{"write_cache":"on","kernel":"write through","drive":"on"}'
+echo "write back" >"$wc_file"
+dmsetup status viabus >/dev/null
+wait_until 10 'test "$(bd_prop viabus KernelWriteCache)" = true' || fail "KernelWriteCache after write back"
+
 bctl 0 --bus status viabus --json
 expect_eq "status --bus: pinned" "$(jq .pinned <<<"$OUT")" true
 expect_eq "status --bus: state" "$(jq -r .state <<<"$OUT")" pinned

@@ -14,8 +14,10 @@
 #     binary-distribution path of common.postinst: dkms ldtarball, then
 #     install and depmod); DMB_DKMS_BUILD=1 makes it compile in the guest
 #     instead.  Then the packaged barrierctl, on the packaged libdmbarrier,
-#     creates a mapping (loading the DKMS module through libkmod: the only
-#     dm-barrier.ko in that root) and shows its status; barrierd.service,
+#     creates a mapping (the kernel loads the DKMS module for the table:
+#     the only dm-barrier.ko in that root; the kernel's modprobe helper is
+#     pointed into the root for that, as it would run there on a real
+#     install) and shows its status; barrierd.service,
 #     its D-Bus and udev files are in place and the unit is enabled.
 # Negative control: before the packages are installed, the root has no
 # barrierctl, no barrierd.service and no dm-barrier.ko, so what is found
@@ -54,6 +56,7 @@ mount -t tmpfs tmpfs "$R/run"
 mount -t tmpfs tmpfs "$R/tmp"
 mount -t tmpfs tmpfs "$R/var/lib/dkms"
 undo() {
+	[ -z "${old_modprobe:-}" ] || echo "$old_modprobe" >/proc/sys/kernel/modprobe
 	chroot "$R" barrierctl remove pkg >/dev/null 2>&1 || true
 	umount "$R/var/lib/dkms" "$R/tmp" "$R/run" "$R/dev" "$R/sys" "$R/proc" "$R" 2>/dev/null || true
 }
@@ -104,8 +107,15 @@ expect_eq "barrierctl's libdmbarrier.so.1" "$(chroot "$R" readlink -f "$lib")" \
 	"$(chroot "$R" sh -c 'readlink -f /usr/lib/*/libdmbarrier.so.1')"
 expect_eq "owner of $lib" "$(chroot "$R" dpkg -S "$(chroot "$R" sh -c 'echo /usr/lib/*/libdmbarrier.so.1')" | cut -d: -f1)" libdmbarrier1
 ! grep -q '^dm_barrier ' /proc/modules || fail "dm_barrier loaded before barrierctl create"
+# barrierctl loads no module; the kernel runs its modprobe helper in the
+# guest's own root, so point it at the packaged root's modprobe.
+old_modprobe=$(cat /proc/sys/kernel/modprobe)
+printf '#!/bin/sh\nexec chroot %s /sbin/modprobe "$@"\n' "$R" >"$WORK/modprobe-root"
+chmod +x "$WORK/modprobe-root"
+echo "$WORK/modprobe-root" >/proc/sys/kernel/modprobe
 chroot "$R" barrierctl create pkg "$DISK_IDE" || fail "packaged barrierctl create failed"
-grep -q '^dm_barrier ' /proc/modules || fail "barrierctl create did not load dm_barrier"
+echo "$old_modprobe" >/proc/sys/kernel/modprobe
+grep -q '^dm_barrier ' /proc/modules || fail "the kernel did not load dm_barrier for the table"
 dsync_write /dev/mapper/pkg 0 || fail "O_DSYNC write on the packaged mapping failed"
 chroot "$R" barrierctl status pkg >"$WORK/status.txt" || fail "barrierctl status failed"
 sed 's/^/  status: /' "$WORK/status.txt"

@@ -54,8 +54,18 @@ dpkg-deb -I "$B/dm-barrier-dkms_${ver}_all.deb" postinst | grep -q 'common.posti
 dpkg-deb -f "$B/dm-barrier-dkms_${ver}_all.deb" Depends | grep -q dkms || fail "dm-barrier-dkms does not depend on dkms"
 dpkg-deb -I "$B/barrierd_${ver}_$arch.deb" postinst | grep -q 'deb-systemd-helper' ||
 	fail "barrierd's postinst does not enable the unit"
-dpkg-deb -f "$B/barrierctl_${ver}_$arch.deb" Depends | grep -q 'libdmbarrier1 (>= 1.0.0)' ||
-	fail "barrierctl Depends: $(dpkg-deb -f "$B/barrierctl_${ver}_$arch.deb" Depends)"
+# Version skew: the tools run on their own build of the library, and the
+# library refuses a target of another major version (so does dpkg).
+for p in barrierctl barrierd; do
+	dpkg-deb -f "$B/${p}_${ver}_$arch.deb" Depends | grep -qF "libdmbarrier1 (= $ver)" ||
+		fail "$p Depends: $(dpkg-deb -f "$B/${p}_${ver}_$arch.deb" Depends)"
+	dpkg-deb -f "$B/${p}_${ver}_$arch.deb" Recommends | grep -qF "dm-barrier-dkms (>= 1.0.0)" ||
+		fail "$p Recommends: $(dpkg-deb -f "$B/${p}_${ver}_$arch.deb" Recommends)"
+done
+breaks=$(dpkg-deb -f "$B/libdmbarrier1_${ver}_$arch.deb" Breaks)
+for b in 'dm-barrier-dkms (<< 1.0.0)' 'dm-barrier-dkms (>= 2~)'; do
+	grep -qF "$b" <<<"$breaks" || fail "libdmbarrier1 Breaks lacks $b: $breaks"
+done
 conffiles=$(dpkg-deb --ctrl-tarfile "$B/barrierd_${ver}_$arch.deb" | tar -xO ./conffiles)
 grep -qx /etc/barrierd.conf <<<"$conffiles" ||
 	fail "/etc/barrierd.conf is not a conffile"

@@ -56,7 +56,20 @@ static struct bctl_mapping full(const char *name, const char *backing)
 	m.status = (struct dmb_status){ .mode = DMB_MODE_DRAIN, .cache_writeback = true,
 					.barriers = 12, .flushes = 24, .flush_errors = 1,
 					.fallbacks = 1, .held = 2, .cache_changes = UINT64_MAX };
+	/* The two views differ here (hdparm -W0 sends no uevent): both must show. */
+	m.drive_cache = 0;
 	return m;
+}
+
+/* The "cache" object of a mapping's JSON: exactly {kernel, drive}. */
+static struct json_object *cache_of(struct json_object *o)
+{
+	struct json_object *c;
+
+	assert_true(json_object_object_get_ex(o, "cache", &c));
+	assert_true(json_object_is_type(c, json_type_object));
+	assert_int_equal(json_object_object_length(c), 2);
+	return c;
 }
 
 static void test_list_table(void **state)
@@ -142,7 +155,8 @@ static void test_list_json(void **state)
 	assert_string_equal(jstr(e, "backing_devnum"), "8:0");
 	assert_string_equal(jstr(e, "mode"), "drain");
 	assert_string_equal(jstr(e, "fallback"), "drain");
-	assert_string_equal(jstr(e, "cache"), "writeback");
+	assert_string_equal(jstr(cache_of(e), "kernel"), "write back");
+	assert_string_equal(jstr(cache_of(e), "drive"), "off");
 	assert_int_equal(ju64(e, "hold_on_flush_error"), 5000);
 	assert_int_equal(ju64(e, "offset"), 8);
 	assert_int_equal(ju64(e, "length"), 2048);
@@ -190,6 +204,7 @@ static void test_status(void **state)
 	bus.table.hold_ms = 10000;
 	bus.status.held = 1;
 	bus.status.flushes = 5;
+	bus.drive_cache = 1;
 	cap_open(&c);
 	assert_int_equal(bctl_print_status(c.f, &bus, 1, true, false), 0);
 	out = cap_close(&c);
@@ -197,7 +212,8 @@ static void test_status(void **state)
 	assert_true(json_object_object_get_ex(root, "mappings", &arr));
 	o = json_object_array_get_idx(arr, 0);
 	assert_string_equal(jstr(o, "mode"), "none");
-	assert_string_equal(jstr(o, "cache"), "writethrough");
+	assert_string_equal(jstr(cache_of(o), "kernel"), "write through");
+	assert_string_equal(jstr(cache_of(o), "drive"), "on");
 	assert_true(json_object_get_boolean(json_object_object_get(o, "pinned")));
 	assert_int_equal(ju64(o, "flushes"), 5);
 	assert_int_equal(ju64(o, "held"), 1);
@@ -220,9 +236,67 @@ static void test_status(void **state)
 	assert_non_null(strstr(out, "mode: drain\n"));
 	assert_non_null(strstr(out, "hold: 5000 ms\n"));
 	assert_non_null(strstr(out, "cache: writeback, nofua\n"));
+	assert_non_null(strstr(out, "drive_cache: off\n"));
 	assert_non_null(strstr(out, "cache_changes: 18446744073709551615\n"));
 	assert_non_null(strstr(out, "event_nr: 3\n"));
 	free(out);
+}
+
+/*
+ * Issue 14 item 9: "cache" meant the drive's view with --bus and the
+ * kernel's without.  Now a record from either back end with the same two
+ * views prints the same "cache" object, and an unknown drive is null.
+ */
+static void test_cache_same_shape(void **state)
+{
+	struct bctl_mapping direct = full("safe", "sda");
+	struct bctl_mapping bus = { .have_daemon = true, .drive_cache = 0 };
+	struct json_object *a, *b;
+	struct capture c;
+	char *out1, *out2;
+
+	snprintf(bus.name, sizeof(bus.name), "safe");
+	snprintf(bus.backing, sizeof(bus.backing), "sda");
+	bus.status.cache_writeback = true;
+	cap_open(&c);
+	assert_int_equal(bctl_print_status(c.f, &direct, 1, true, true), 0);
+	out1 = cap_close(&c);
+	cap_open(&c);
+	assert_int_equal(bctl_print_status(c.f, &bus, 1, true, true), 0);
+	out2 = cap_close(&c);
+	a = parse(out1);
+	b = parse(out2);
+	assert_true(json_object_equal(cache_of(a), cache_of(b)));
+	assert_string_equal(jstr(cache_of(b), "kernel"), "write back");
+	assert_string_equal(jstr(cache_of(b), "drive"), "off");
+	json_object_put(a);
+	json_object_put(b);
+	free(out1);
+	free(out2);
+
+	/* A drive that cannot be asked: null, not a guess from the kernel. */
+	bus.drive_cache = -1;
+	cap_open(&c);
+	assert_int_equal(bctl_print_status(c.f, &bus, 1, true, true), 0);
+	out1 = cap_close(&c);
+	a = parse(out1);
+	assert_true(has(cache_of(a), "drive"));
+	assert_null(json_object_object_get(cache_of(a), "drive"));
+	json_object_put(a);
+	free(out1);
+
+	/* write-cache --bus: barrierd's verdict and both views, write-cache's names. */
+	bus.drive_cache = 0;
+	cap_open(&c);
+	assert_int_equal(bctl_print_bus_write_cache(c.f, "safe", &bus, true), 0);
+	out1 = cap_close(&c);
+	a = parse(out1);
+	assert_string_equal(jstr(a, "write_cache"), "off");
+	assert_string_equal(jstr(a, "kernel"), "write back");
+	assert_string_equal(jstr(a, "drive"), "off");
+	assert_string_equal(jstr(a, "device"), "sda");
+	json_object_put(a);
+	free(out1);
 }
 
 static void test_write_cache_and_event(void **state)
@@ -279,6 +353,7 @@ int main(void)
 		cmocka_unit_test(test_list_table),
 		cmocka_unit_test(test_list_json),
 		cmocka_unit_test(test_status),
+		cmocka_unit_test(test_cache_same_shape),
 		cmocka_unit_test(test_write_cache_and_event),
 	};
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * test-lib-status.c: the pure parsers of lib/status.c: the target's
- * fifteen-field status line and its table line, device numbers, numbers,
+ * fifteen-field status line (and fields a newer 1.x appends), the target
+ * version check, its table line, device numbers, numbers,
  * mode/fallback names and mapping names.  Every malformed form must be
  * refused with -EBADMSG/-EINVAL and leave the output untouched; every form
  * the kernel prints must parse to the right values.
@@ -106,9 +107,77 @@ static void test_status_field_count(void **state)
 	status_bad("", "empty");
 	status_bad("flush", "one field");
 	status_bad("flush writeback nofua 1 2 3 4 5 6 7 8 9 10 11", "14 fields");
-	status_bad(GOOD " 13", "16 fields");
-	status_bad(GOOD " 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27", "30 fields");
 	status_bad("1 2 3 4 5 6 7 8 9 10 11 12", "counters only");
+}
+
+/* What a newer 1.x target may print: the fifteen fields, then more. */
+static void status_appended(const char *line, const char *why)
+{
+	struct dmb_status st, want;
+	char err[160] = "";
+	int r;
+
+	assert_int_equal(dmb_status_parse(GOOD, &want, NULL, 0), 0);
+	memset(&st, 0xa5, sizeof(st));
+	r = dmb_status_parse(line, &st, err, sizeof(err));
+	if (r != 0)
+		fail_msg("'%s' (%s): got %d (%s), want 0", line, why, r, err);
+	/* The appended fields are skipped: the known fifteen read as without them. */
+	assert_memory_equal(&st, &want, sizeof(st));
+}
+
+static void test_status_appended_fields(void **state)
+{
+	status_appended(GOOD " 13", "16 fields");
+	status_appended(GOOD " 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27", "30 fields");
+	status_appended(GOOD " newfeature", "a word");
+	status_appended(GOOD " key=value 0 -1 01", "forms the known fields refuse");
+	/* The line's own rules still hold for what is appended. */
+	status_bad(GOOD " 13 ", "trailing space after an appended field");
+	status_bad(GOOD "  13", "double space before an appended field");
+	status_bad(GOOD " 13\t14", "tab in the appended part");
+	status_bad(GOOD " \x01", "control character in the appended part");
+	/* And the known fields stay as strict as ever. */
+	status_bad("flush writeback nofua 1 2 3 4 5 6 7 8 9 10 11 x 13", "bad field 15, then more");
+	status_bad("flush writeback nofua 1 2 3 4 5 6 7 8 9 10 11", "still 14 is too few");
+}
+
+static void test_target_version(void **state)
+{
+	char err[256];
+	struct {
+		unsigned int v[3];
+		int want;
+	} cases[] = {
+		{ { 1, 0, 0 }, 0 },
+		{ { 1, 0, 7 }, 0 },
+		{ { 1, 1, 0 }, 0 },			/* newer minor: appended fields */
+		{ { 1, 4294967295U, 0 }, 0 },
+		{ { 0, 9, 0 }, -EPROTONOSUPPORT },	/* older major */
+		{ { 2, 0, 0 }, -EPROTONOSUPPORT },	/* newer major */
+		{ { 2, 5, 1 }, -EPROTONOSUPPORT },
+		{ { 4294967295U, 0, 0 }, -EPROTONOSUPPORT },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int r;
+
+		err[0] = '\0';
+		r = target_version_check(cases[i].v, err, sizeof(err));
+		if (r != cases[i].want)
+			fail_msg("%u.%u.%u: got %d, want %d", cases[i].v[0], cases[i].v[1],
+				 cases[i].v[2], r, cases[i].want);
+		if (r < 0 && !strstr(err, "is version"))
+			fail_msg("%u.%u.%u: message '%s'", cases[i].v[0], cases[i].v[1],
+				 cases[i].v[2], err);
+	}
+	/* The message names both versions, for the user to act on. */
+	target_version_check((unsigned int[3]){ 2, 3, 4 }, err, sizeof(err));
+	assert_non_null(strstr(err, "2.3.4"));
+	assert_non_null(strstr(err, "1.0 or a newer 1.x"));
+	/* A NULL/0 buffer is fine. */
+	assert_int_equal(target_version_check((unsigned int[3]){ 3, 0, 0 }, NULL, 0),
+			 -EPROTONOSUPPORT);
 }
 
 static void test_status_whitespace(void **state)
@@ -402,6 +471,8 @@ int main(void)
 		cmocka_unit_test(test_status_every_mode),
 		cmocka_unit_test(test_status_limits),
 		cmocka_unit_test(test_status_field_count),
+		cmocka_unit_test(test_status_appended_fields),
+		cmocka_unit_test(test_target_version),
 		cmocka_unit_test(test_status_whitespace),
 		cmocka_unit_test(test_status_numbers),
 		cmocka_unit_test(test_status_words),
