@@ -369,9 +369,9 @@ static int property_get_device(sd_bus *bus, const char *path, const char *interf
 	struct device *d = userdata;
 	const struct dmb_status *st = &d->status;
 
-	/* Counters are read fresh (once per loop iteration, for GetAll). */
+	/* Counters are read fresh, but at most a few times a second. */
 	if (is_counter(property))
-		(void)device_refresh_status(d);
+		(void)device_refresh_counters(d);
 
 	if (!strcmp(property, "Name"))
 		return sd_bus_message_append(reply, "s", d->name);

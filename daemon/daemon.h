@@ -55,6 +55,9 @@ struct manager {
 	sd_event_source *udev_source;
 	sd_event_source *timer_source;
 	uint64_t ticks;			/* timer wakeups, for --debug accounting */
+	sd_event_source *rescan_source;	/* the coalesced rescan (watch.c) */
+	usec_t rescan_last;		/* when the last coalesced rescan ran */
+	uint64_t rescan_requests;	/* requests since the last rescan, for the debug line */
 
 	/* bus.c */
 	sd_bus_slot *manager_slot;
@@ -95,6 +98,8 @@ struct device {
 	uint64_t diskseq;		/* the mapping's diskseq, 0 unknown (device.c: pins) */
 	struct dmb_write_cache wc;	/* wc.drive: 1/0, or < 0 unknown */
 	usec_t status_at;		/* loop time of the last status read */
+	usec_t drive_next_ask;		/* a marginal disk is asked again at this time */
+	usec_t drive_backoff;		/* ... and the interval doubles each time */
 
 	bool pinned;
 	struct policy_state policy;
@@ -139,8 +144,15 @@ bool device_write_cache(const struct device *d);
 /* The pin record's file name for a mapping name (escaped). */
 int device_pin_file(const char *state_dir, const char *name, char *buf, size_t size);
 
+/* Counters read for the bus are at most this old (device_refresh_counters). */
+#define COUNTERS_MAX_AGE_USEC (250 * USEC_PER_MSEC)
+/* A disk whose flush failed is asked about its cache at most this rarely. */
+#define DRIVE_RECHECK_MAX_USEC (300 * USEC_PER_SEC)
+int device_refresh_counters(struct device *d);
+
 /* ---- watch.c */
 int watch_setup(struct manager *m);
+void manager_request_rescan(struct manager *m);
 void watch_done(struct manager *m);
 
 /* ---- bus.c */

@@ -275,6 +275,22 @@ static int read_drive(struct device *d)
 	return 0;
 }
 
+/*
+ * The counters for the bus: the status of this loop iteration or one at
+ * most COUNTERS_MAX_AGE_USEC old, so that a client polling properties
+ * costs at most a few status ioctls a second, however fast it asks.
+ * Anything that changes a counter on barrierd's side (a barrier, a reset,
+ * a mode) reads the status again itself.
+ */
+int device_refresh_counters(struct device *d)
+{
+	usec_t now = manager_now(d->manager);
+
+	if (d->status_at && now >= d->status_at && now - d->status_at < COUNTERS_MAX_AGE_USEC)
+		return 0;
+	return device_refresh_status(d);
+}
+
 int device_refresh_status(struct device *d)
 {
 	struct manager *m = d->manager;
@@ -297,6 +313,33 @@ int device_refresh_status(struct device *d)
 	return 0;
 }
 
+/*
+ * A disk whose flush failed (phase failed: its cache was turned off; or
+ * broken: it stayed on) is marginal, and its drive may disagree with the
+ * kernel's flag (a flush failure leaves the flag behind, see GUEST-FACTS),
+ * so it is asked on a timer too, not only when something moves, but less
+ * and less often: after one poll interval, then two, four, ... up to
+ * DRIVE_RECHECK_MAX_USEC, the interval starting again at one poll after
+ * anything that moved.  A sick disk is not sent an ATA command a second.
+ */
+static bool ask_marginal(struct device *d, bool moved)
+{
+	struct manager *m = d->manager;
+	usec_t now = manager_now(m), poll = m->config.poll_interval_usec;
+	bool marginal = d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN;
+
+	if (!marginal || moved) {
+		d->drive_backoff = poll;
+		d->drive_next_ask = now + poll;
+		return moved;
+	}
+	if (now + poll / 8 < d->drive_next_ask)
+		return false;
+	d->drive_backoff = MIN(MAX(d->drive_backoff, poll) * 2, MAX(DRIVE_RECHECK_MAX_USEC, poll));
+	d->drive_next_ask = now + d->drive_backoff;
+	return true;
+}
+
 static int refresh(struct device *d, unsigned int flags)
 {
 	struct manager *m = d->manager;
@@ -316,8 +359,8 @@ static int refresh(struct device *d, unsigned int flags)
 	ask = (flags & EVALUATE_DRIVE) || was_kernel != d->wc.kernel ||
 	      was_fua != d->wc.kernel_fua || d->status.held > 0 ||
 	      d->status.flush_errors != d->policy.flush_errors_seen ||
-	      d->policy.phase == PHASE_FAILED || d->policy.phase == PHASE_BROKEN ||
 	      d->policy.phase == PHASE_FAILING;
+	ask = ask_marginal(d, ask);
 	/*
 	 * Whatever moved may be a new table over another disk (the status
 	 * line already speaks of it, the uevent may not be here yet): the

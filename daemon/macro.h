@@ -12,6 +12,7 @@
 #include "../lib/macro.h"
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
 
 typedef uint64_t usec_t;
 #define USEC_PER_MSEC ((usec_t)1000)

@@ -9,6 +9,16 @@
  *    target notices a cache change only when a barrier or a status call
  *    passes, so an idle mapping is re-read every PollIntervalSec.
  * Nothing else runs: idle, barrierd sleeps in epoll between timer ticks.
+ *
+ * A rescan (DM_LIST_DEVICES, then a table read per dm device to find the
+ * barrier ones) costs O(dm devices), so the events that call for one only
+ * ask for it: a request after a quiet spell is served RESCAN_DELAY_USEC
+ * later, and while requests keep coming there is at most one rescan per
+ * RESCAN_INTERVAL_USEC, which sees all of them (vgchange -ay of a
+ * thousand LVs is thousands of uevents and dm events, and costs two
+ * rescans a second while it lasts, not one per event).  A failed flush's
+ * dm event is acted on RESCAN_DELAY_USEC later, or within
+ * RESCAN_INTERVAL_USEC in a storm: well inside the default hold (10 s).
  */
 #include <errno.h>
 #include <libudev.h>
@@ -17,6 +27,43 @@
 
 #include "daemon.h"
 #include "log.h"
+
+#define RESCAN_DELAY_USEC (50 * USEC_PER_MSEC)
+#define RESCAN_INTERVAL_USEC (500 * USEC_PER_MSEC)
+
+static int on_rescan(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct manager *m = userdata;
+
+	log_debug("rescan (%llu requests)", (unsigned long long)m->rescan_requests);
+	m->rescan_requests = 0;
+	(void)manager_rescan(m);
+	m->rescan_last = manager_now(m);
+	return 0;
+}
+
+void manager_request_rescan(struct manager *m)
+{
+	int enabled = SD_EVENT_OFF, r;
+	usec_t at;
+
+	m->rescan_requests++;
+	if (m->rescan_source)
+		(void)sd_event_source_get_enabled(m->rescan_source, &enabled);
+	/* One is coming: it will see whatever this request is about. */
+	if (enabled != SD_EVENT_OFF)
+		return;
+	at = MAX(manager_now(m) + RESCAN_DELAY_USEC, m->rescan_last + RESCAN_INTERVAL_USEC);
+	r = m->rescan_source ? sd_event_source_set_time(m->rescan_source, at) : -ENXIO;
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->rescan_source, SD_EVENT_ONESHOT);
+	if (r < 0) {
+		/* Never lose one: do it now. */
+		log_warning_errno(r, "Cannot schedule a rescan, rescanning now: %m");
+		m->rescan_requests = 0;
+		(void)manager_rescan(m);
+	}
+}
 
 static int on_dm_event(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
@@ -31,7 +78,7 @@ static int on_dm_event(sd_event_source *s, int fd, uint32_t revents, void *userd
 				dmb_ctx_get_error(m->ctx));
 		(void)sd_event_source_set_enabled(s, SD_EVENT_OFF);
 	}
-	(void)manager_rescan(m);
+	manager_request_rescan(m);
 	return 0;
 }
 
@@ -59,7 +106,7 @@ static int on_udev_event(sd_event_source *s, int fd, uint32_t revents, void *use
 	if (is_dm(dev)) {
 		if (!strcmp(action, "add") || !strcmp(action, "remove") ||
 		    !strcmp(action, "change"))
-			(void)manager_rescan(m);
+			manager_request_rescan(m);
 		goto out;
 	}
 	if (strcmp(action, "change") && strcmp(action, "remove"))
@@ -152,11 +199,18 @@ int watch_setup(struct manager *m)
 				       m->config.poll_interval_usec, accuracy, on_timer, m);
 	if (r < 0)
 		return log_error_errno(r, "Cannot add the poll timer: %m");
+	r = sd_event_add_time(m->event, &m->rescan_source, CLOCK_MONOTONIC, UINT64_MAX,
+			      USEC_PER_MSEC, on_rescan, m);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->rescan_source, SD_EVENT_OFF);
+	if (r < 0)
+		return log_error_errno(r, "Cannot add the rescan timer: %m");
 	return 0;
 }
 
 void watch_done(struct manager *m)
 {
+	m->rescan_source = sd_event_source_disable_unref(m->rescan_source);
 	m->timer_source = sd_event_source_disable_unref(m->timer_source);
 	m->udev_source = sd_event_source_disable_unref(m->udev_source);
 	m->dm_source = sd_event_source_disable_unref(m->dm_source);
