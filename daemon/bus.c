@@ -54,37 +54,35 @@ static int check_root(sd_bus_message *msg, sd_bus_error *error)
 	return 0;
 }
 
+/* The D-Bus error name for a libdmbarrier failure. */
+static const char *error_name(int r)
+{
+	switch (r) {
+	case -ENOENT:
+	case -EMEDIUMTYPE:
+		return ERROR_NO_SUCH_DEVICE;
+	case -EEXIST:
+		return ERROR_EXISTS;
+	case -EBUSY:
+		return ERROR_BUSY;
+	case -ENOTTY:
+	case -EOPNOTSUPP:
+		return ERROR_NOT_SUPPORTED;
+	case -EINVAL:
+		return SD_BUS_ERROR_INVALID_ARGS;
+	default:
+		return ERROR_FAILED;
+	}
+}
+
 /* A libdmbarrier failure as a D-Bus error, with the library's sentence. */
 static int error_from_dmb(struct manager *m, sd_bus_error *error, int r)
 {
 	const char *msg = dmb_ctx_get_error(m->ctx);
-	const char *name;
 
 	if (!msg || !*msg)
 		msg = strerror(-r);
-	switch (r) {
-	case -ENOENT:
-	case -EMEDIUMTYPE:
-		name = ERROR_NO_SUCH_DEVICE;
-		break;
-	case -EEXIST:
-		name = ERROR_EXISTS;
-		break;
-	case -EBUSY:
-		name = ERROR_BUSY;
-		break;
-	case -ENOTTY:
-	case -EOPNOTSUPP:
-		name = ERROR_NOT_SUPPORTED;
-		break;
-	case -EINVAL:
-		name = SD_BUS_ERROR_INVALID_ARGS;
-		break;
-	default:
-		name = ERROR_FAILED;
-		break;
-	}
-	return sd_bus_error_setf(error, name, "%s", msg);
+	return sd_bus_error_setf(error, error_name(r), "%s", msg);
 }
 
 /* ------------------------------------------------------- Manager */
@@ -443,10 +441,20 @@ static int method_set_write_cache(sd_bus_message *msg, void *userdata, sd_bus_er
 	r = sd_bus_message_read(msg, "b", &enable);
 	if (r < 0)
 		return r;
-	r = device_set_write_cache(d, enable);
-	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
+	r = device_set_write_cache(d, enable, msg);
+	if (r == -EBUSY && d->job_abandoned)
+		return sd_bus_error_setf(error, ERROR_BUSY,
+					 "%s has not answered an earlier command yet", d->disk_name);
+	if (r == -EBUSY)
+		return sd_bus_error_setf(error, ERROR_BUSY,
+					 "a write cache switch on '%s' is in progress already",
+					 d->name);
+	if (r == -ENXIO)
+		return sd_bus_error_setf(error, ERROR_NO_SUCH_DEVICE,
+					 "'%s' was removed or made again meanwhile", d->name);
+	if (r < 0)
 		return error_from_dmb(d->manager, error, r);
-	return sd_bus_reply_method_return(msg, NULL);
+	return 1;	/* answered when the drive has (device.c: drive jobs) */
 }
 
 static int method_barrier(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -625,6 +633,23 @@ void bus_reply_barrier_call(struct device *d, int result)
 	if (r < 0)
 		log_device_warning_errno(d->name, r, "Cannot reply to Barrier(), ignoring: %m");
 	sd_bus_message_unref(call);
+}
+
+void bus_reply_write_cache_call(struct device *d, sd_bus_message *call, int result,
+				const char *why)
+{
+	int r;
+
+	if (result == 0)
+		r = sd_bus_reply_method_return(call, NULL);
+	else if (result == -ENXIO)
+		r = sd_bus_reply_method_errorf(call, ERROR_NO_SUCH_DEVICE, "'%s': %s", d->name,
+					       why ? why : strerror(-result));
+	else
+		r = sd_bus_reply_method_errorf(call, error_name(result), "%s",
+					       why && *why ? why : strerror(-result));
+	if (r < 0)
+		log_device_warning_errno(d->name, r, "Cannot reply to SetWriteCache(), ignoring: %m");
 }
 
 void bus_fail_barrier_call(struct device *d, int error)

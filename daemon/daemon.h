@@ -37,6 +37,12 @@ struct udev;
 struct udev_monitor;
 struct device;
 
+/* What a drive job does (device.c). */
+enum drive_job_kind {
+	JOB_READ,	/* both views of the write cache (IDENTIFY) */
+	JOB_SET,	/* switch it (SET FEATURES, IDENTIFY, queue/write_cache) */
+};
+
 struct manager {
 	sd_event *event;
 	sd_bus *bus;
@@ -105,6 +111,26 @@ struct device {
 	struct policy_state policy;
 	enum probe_result probe;
 
+	/*
+	 * The drive job (device.c): the one command to the drive in flight
+	 * for this mapping, run in a child process.
+	 */
+	pid_t job_pid;			/* 0: none */
+	enum drive_job_kind job_kind;
+	bool job_enable;		/* JOB_SET: turn the cache on (or off) */
+	bool job_abandoned;		/* given up on; reaped when it dies */
+	dev_t job_disk;			/* the disk it talks to */
+	int job_fd;			/* read end of its result pipe, -1 */
+	usec_t job_started;		/* CLOCK_MONOTONIC */
+	sd_event_source *job_child;
+	sd_event_source *job_timer;
+	sd_bus_message *job_call;	/* SetWriteCache() answered when the job is done */
+	sd_bus_message *queued_call;	/* ... one more, waiting for the running job */
+	bool queued_enable;
+	int cache_off_result;		/* the policy's cache-off: 1 not done, 0 done, < 0 errno */
+	bool flush_failed_pending;	/* a failure being handled: reported once it is */
+	usec_t flush_failed_started;	/* CLOCK_MONOTONIC */
+
 	/* The explicit barrier running in a child process, if any. */
 	pid_t child;
 	bool child_is_probe;
@@ -137,7 +163,8 @@ int device_evaluate(struct device *d, unsigned int flags);
 int device_refresh_status(struct device *d);
 int device_set_mode(struct device *d, const char *mode, bool pin, char *err, size_t errsize);
 int device_set_pinned(struct device *d, bool pinned);
-int device_set_write_cache(struct device *d, bool enable);
+/* Answers call (SetWriteCache) through bus_reply_write_cache_call() once done. */
+int device_set_write_cache(struct device *d, bool enable, sd_bus_message *call);
 int device_barrier(struct device *d, sd_bus_message *call);
 int device_reset_stats(struct device *d);
 bool device_write_cache(const struct device *d);
@@ -146,6 +173,11 @@ int device_pin_file(const char *state_dir, const char *name, char *buf, size_t s
 
 /* Counters read for the bus are at most this old (device_refresh_counters). */
 #define COUNTERS_MAX_AGE_USEC (250 * USEC_PER_MSEC)
+/*
+ * A command to a drive that has not finished after this long is given up
+ * (the default hold_on_flush_error is 10 s; SG_IO itself waits 15 s).
+ */
+#define DRIVE_JOB_TIMEOUT_USEC (4 * USEC_PER_SEC)
 /* A disk whose flush failed is asked about its cache at most this rarely. */
 #define DRIVE_RECHECK_MAX_USEC (300 * USEC_PER_SEC)
 int device_refresh_counters(struct device *d);
@@ -166,5 +198,8 @@ void bus_emit_flush_failed(struct device *d);
 void bus_emit_manager_changed(struct manager *m, const char *property);
 void bus_fail_barrier_call(struct device *d, int error);
 void bus_reply_barrier_call(struct device *d, int result);
+/* Answer the SetWriteCache() call (result 0, or -errno and why). */
+void bus_reply_write_cache_call(struct device *d, sd_bus_message *call, int result,
+				const char *why);
 
 #endif

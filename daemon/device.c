@@ -21,7 +21,8 @@
  * The explicit barrier of a probe (and of Barrier()) can block for as long
  * as the target holds barriers (hold_on_flush_error, up to 60 s), which
  * is exactly when barrierd must stay responsive; so it runs in a forked
- * child that only makes that one ioctl, and sd-event reaps it.
+ * child that only makes that one ioctl, and sd-event reaps it.  So does
+ * every call that talks to a drive (see "drive jobs" below).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +41,15 @@
 
 /* policy_decide() rounds per evaluation: decide, act, decide on the result. */
 #define EVALUATE_ROUNDS 4
+
+/* The wall time spent reacting (the loop's time stands still in one run). */
+static usec_t clock_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
+}
 
 /* ------------------------------------------------------------ pins */
 
@@ -247,32 +257,252 @@ static void cache_from_status(struct device *d)
 	d->wc.kernel_fua = d->status.fua;
 }
 
-static int read_drive(struct device *d)
+/* What the drive said, taken in: the kernel views come from the status line. */
+static void take_drive(struct device *d, int r, const struct dmb_write_cache *wc, const char *why)
 {
-	struct dmb_write_cache wc;
-	int r;
+	int drive = r < 0 ? r : wc->drive;
 
-	r = dmb_disk_write_cache_get(d->manager->ctx, d->disk, &wc);
 	if (r < 0) {
-		/* The kernel view still comes from the status line; say it once. */
+		/* Said once, not at every look. */
 		if (d->wc.drive != r)
 			log_device_warning_errno(d->name, r, "Cannot read the write cache of %s: %s",
-						 d->disk_name, dmb_ctx_get_error(d->manager->ctx));
-		d->wc.drive = r;
-		return r;
-	}
-	if (wc.drive != d->wc.drive) {
-		if (wc.drive < 0)
+						 d->disk_name, why);
+	} else if (drive != d->wc.drive) {
+		if (drive < 0)
 			log_device_info(d->name,
 					"the drive %s cannot be asked about its write cache (%s); using the kernel's view",
-					d->disk_name, strerror(-wc.drive));
+					d->disk_name, strerror(-drive));
 		else
 			log_device_debug(d->name, "%s: drive write cache %d (kernel: %s)", d->disk_name,
-					 wc.drive, wc.kernel ? "write back" : "write through");
+					 drive, wc->kernel ? "write back" : "write through");
 	}
-	d->wc = wc;
-	/* The status line is newer than nothing but older than this. */
+	if (r >= 0)
+		d->wc = *wc;
+	d->wc.drive = drive;
+}
+
+/* ------------------------------------------------------------ drive jobs */
+
+/*
+ * Everything that talks to a drive can wait on it far longer than a
+ * barrier may be held: ATA IDENTIFY and SET FEATURES go through SG_IO
+ * with a 15 s timeout, a cache switch rescans the SCSI device and writes
+ * queue/write_cache (which freezes the queue), and a drive that stalls
+ * stalls all of them.  barrierd is one thread serving every mapping and
+ * the bus, so none of that runs in it: each such call is a drive job, run
+ * in a forked child that makes the call, writes the result to a pipe and
+ * exits; sd-event reaps it and the loop takes the result up.  One job per
+ * mapping at a time.  A job not done after DRIVE_JOB_TIMEOUT_USEC is
+ * given up: its caller gets -ETIMEDOUT and the mapping is decided on
+ * without the drive (a failed flush then ends in none, not in a hold
+ * running out).  The child is killed, but a process inside SG_IO dies
+ * only when its command does, so until it has been reaped no other job
+ * starts on that mapping: a stalled drive is not sent a queue of
+ * commands.
+ */
+struct job_result {
+	int r;
+	struct dmb_write_cache wc;
+	char why[256];
+};
+
+static void job_done(struct device *d, enum drive_job_kind kind, bool enable, dev_t disk,
+		     const struct job_result *res);
+static void start_queued_call(struct device *d);
+
+static bool job_running(const struct device *d)
+{
+	return d->job_pid && !d->job_abandoned;
+}
+
+static void job_close(struct device *d)
+{
+	d->job_timer = sd_event_source_disable_unref(d->job_timer);
+	if (d->job_fd >= 0)
+		(void)close(d->job_fd);
+	d->job_fd = -1;
+}
+
+static int on_job_exit(sd_event_source *s, const siginfo_t *si, void *userdata)
+{
+	struct device *d = userdata;
+	struct job_result res = { .r = -EIO };
+	ssize_t n = -1;
+
+	if (!d)
+		return 0;	/* its device is gone; the source floats */
+	d->job_child = sd_event_source_unref(d->job_child);
+	d->job_pid = 0;
+	if (d->job_abandoned) {
+		d->job_abandoned = false;
+		log_device_info(d->name, "the command given up on %s has ended after %llu s",
+				d->disk_name,
+				(unsigned long long)((clock_usec() - d->job_started) / USEC_PER_SEC));
+		/* Whatever it said is old: ask again. */
+		(void)device_evaluate(d, EVALUATE_DRIVE);
+		start_queued_call(d);
+		return 0;
+	}
+	if (d->job_fd >= 0)
+		n = read(d->job_fd, &res, sizeof(res));
+	job_close(d);
+	if (n != (ssize_t)sizeof(res)) {
+		res = (struct job_result){ .r = -EIO };
+		snprintf(res.why, sizeof(res.why), "the process asking it %s %d",
+			 si->si_code == CLD_EXITED ? "exited with status" : "was killed by signal",
+			 si->si_status);
+	}
+	res.why[sizeof(res.why) - 1] = '\0';
+	job_done(d, d->job_kind, d->job_enable, d->job_disk, &res);
 	return 0;
+}
+
+static int on_job_timeout(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	struct device *d = userdata;
+	struct job_result res = { .r = -ETIMEDOUT };
+
+	log_device_warning(d->name,
+			   "%s has not answered within %llu s; going on without it (it is not sent another command until this one ends)",
+			   d->disk_name, (unsigned long long)(DRIVE_JOB_TIMEOUT_USEC / USEC_PER_SEC));
+	(void)kill(d->job_pid, SIGKILL);
+	d->job_abandoned = true;
+	job_close(d);
+	snprintf(res.why, sizeof(res.why), "%s has not answered within %llu s", d->disk_name,
+		 (unsigned long long)(DRIVE_JOB_TIMEOUT_USEC / USEC_PER_SEC));
+	job_done(d, d->job_kind, d->job_enable, d->job_disk, &res);
+	return 0;
+}
+
+/* The child: one call, its result into the pipe. */
+static _Noreturn void job_child(struct device *d, int fd, enum drive_job_kind kind, bool enable)
+{
+	struct dmb_ctx *ctx = d->manager->ctx;
+	struct job_result res = { 0 };
+
+	if (kind == JOB_READ)
+		res.r = dmb_disk_write_cache_get(ctx, d->disk, &res.wc);
+	else
+		res.r = dmb_disk_write_cache_set(ctx, d->disk, enable, &res.wc);
+	if (res.r < 0)
+		snprintf(res.why, sizeof(res.why), "%s", dmb_ctx_get_error(ctx));
+	_exit(write(fd, &res, sizeof(res)) == (ssize_t)sizeof(res) ? 0 : 1);
+}
+
+/* -EBUSY: a job is running, or one given up on has not ended yet. */
+static int job_start(struct device *d, enum drive_job_kind kind, bool enable)
+{
+	struct manager *m = d->manager;
+	int fds[2], r;
+	pid_t pid;
+
+	if (d->job_pid)
+		return -EBUSY;
+	if (!d->disk || d->disk_lost)
+		return -ENODEV;
+	if (pipe2(fds, O_CLOEXEC) < 0)
+		return log_device_error_errno(d->name, -errno, "Cannot make a pipe: %m");
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0) {
+		r = log_device_error_errno(d->name, -errno, "Cannot fork to ask %s: %m", d->disk_name);
+		goto fail;
+	}
+	if (pid == 0) {
+		(void)close(fds[0]);
+		job_child(d, fds[1], kind, enable);
+	}
+	(void)close(fds[1]);
+	fds[1] = -1;
+	d->job_pid = pid;
+	d->job_fd = fds[0];
+	d->job_kind = kind;
+	d->job_enable = enable;
+	d->job_disk = d->disk;
+	d->job_started = clock_usec();
+	r = sd_event_add_child(m->event, &d->job_child, pid, WEXITED, on_job_exit, d);
+	if (r >= 0)
+		r = sd_event_add_time_relative(m->event, &d->job_timer, CLOCK_MONOTONIC,
+					       DRIVE_JOB_TIMEOUT_USEC, 0, on_job_timeout, d);
+	if (r < 0) {
+		log_device_error_errno(d->name, r, "Cannot watch the process asking %s: %m",
+				       d->disk_name);
+		(void)kill(pid, SIGKILL);
+		(void)waitpid(pid, NULL, 0);
+		d->job_child = sd_event_source_unref(d->job_child);
+		d->job_pid = 0;
+		job_close(d);
+		return r;
+	}
+	return 0;
+fail:
+	(void)close(fds[0]);
+	(void)close(fds[1]);
+	return r;
+}
+
+/* A SetWriteCache() that waited for the job before it. */
+static void start_queued_call(struct device *d)
+{
+	sd_bus_message *call;
+	int r;
+
+	if (!d->queued_call || job_running(d))
+		return;		/* it goes on waiting */
+	r = job_start(d, JOB_SET, d->queued_enable);
+	call = TAKE_PTR(d->queued_call);
+	if (r < 0) {
+		bus_reply_write_cache_call(d, call, r,
+					   r == -EBUSY ? "the drive has not answered an earlier command"
+						       : NULL);
+		sd_bus_message_unref(call);
+	} else
+		d->job_call = call;
+}
+
+static void job_done(struct device *d, enum drive_job_kind kind, bool enable, dev_t disk,
+		     const struct job_result *res)
+{
+	sd_bus_message *call = TAKE_PTR(d->job_call);
+	const char *why = res->why[0] ? res->why : strerror(-res->r);
+
+	if (disk != d->disk) {
+		/* A reload moved the mapping to another disk meanwhile. */
+		if (call) {
+			bus_reply_write_cache_call(d, call, -ENXIO,
+						   "the mapping was moved to another disk meanwhile");
+			sd_bus_message_unref(call);
+		}
+		(void)device_evaluate(d, EVALUATE_DRIVE);
+		start_queued_call(d);
+		return;
+	}
+	if (kind == JOB_READ) {
+		take_drive(d, res->r, &res->wc, why);
+	} else {
+		if (res->r >= 0) {
+			log_device_notice(d->name, "write cache of %s turned %s%s (drive: %d, kernel: %s)",
+					  d->disk_name, enable ? "on" : "off",
+					  call ? " by request" : "", res->wc.drive,
+					  res->wc.kernel ? "write back" : "write through");
+			d->wc = res->wc;
+		} else if (call) {
+			log_device_warning_errno(d->name, res->r, "Cannot turn the write cache of %s %s: %s",
+						 d->disk_name, enable ? "on" : "off", why);
+		} else {
+			log_device_full_errno(d->name, LOG_CRIT, res->r,
+					      "Cannot turn the write cache of %s off: %s", d->disk_name,
+					      why);
+		}
+		if (!call)
+			d->cache_off_result = res->r < 0 ? res->r : 0;
+	}
+	if (call) {
+		bus_reply_write_cache_call(d, call, res->r < 0 ? res->r : 0, why);
+		sd_bus_message_unref(call);
+	}
+	(void)device_evaluate(d, 0);
+	start_queued_call(d);
 }
 
 /*
@@ -340,6 +570,13 @@ static bool ask_marginal(struct device *d, bool moved)
 	return true;
 }
 
+/* A flush failed (or barriers are held) since the policy last looked. */
+static bool failure_pending(const struct device *d)
+{
+	return d->status.flush_errors != d->policy.flush_errors_seen ||
+	       d->status.fallbacks != d->policy.fallbacks_seen || d->status.held > 0;
+}
+
 static int refresh(struct device *d, unsigned int flags)
 {
 	struct manager *m = d->manager;
@@ -384,8 +621,16 @@ static int refresh(struct device *d, unsigned int flags)
 		d->policy.fallbacks_seen = d->status.fallbacks;
 		ask = true;
 	}
-	if (ask)
-		(void)read_drive(d);
+	/*
+	 * The drive is asked in a job, and the decision waits for its answer
+	 * (device_evaluate() does not decide while a job runs): a cache just
+	 * turned off by hdparm -W0 must not be judged by the drive's answer
+	 * from before.  Not so for a failed flush: that is acted on at once,
+	 * on what is known (the cache-off job asks the drive anyway), for
+	 * the hold on the barriers is running.
+	 */
+	if (ask && !failure_pending(d) && !d->job_pid)
+		(void)job_start(d, JOB_READ, false);
 	cache_from_status(d);
 	return 0;
 }
@@ -542,39 +787,37 @@ static void log_decision(const struct device *d, const struct policy_decision *d
 				      dmb_mode_to_string(d->status.mode));
 }
 
-static int cache_off(struct device *d)
+/* The flush failure being handled is handled: say so, once. */
+static void report_flush_failure(struct device *d)
 {
-	struct dmb_write_cache after;
-	int r;
+	char disk[16 + DMB_DISK_NAME_MAX], mode[32], cache[32];
+	const char *fields[] = { "MESSAGE_ID=" BARRIERD_MESSAGE_FLUSH_FAILED, disk, mode, cache,
+				 NULL };
 
-	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, false, &after);
-	if (r < 0)
-		return log_device_full_errno(d->name, LOG_CRIT, r,
-					     "Cannot turn the write cache of %s off: %s", d->disk_name,
-					     dmb_ctx_get_error(d->manager->ctx));
-	log_device_notice(d->name, "write cache of %s turned off (drive: %d, kernel: %s)",
-			  d->disk_name, after.drive, after.kernel ? "write back" : "write through");
-	d->wc = after;
-	return 0;
+	d->flush_failed_pending = false;
+	snprintf(disk, sizeof(disk), "DMB_DISK=%s", d->disk_name);
+	snprintf(mode, sizeof(mode), "DMB_MODE=%s", dmb_mode_to_string(d->status.mode));
+	snprintf(cache, sizeof(cache), "DMB_WRITE_CACHE=%d", device_write_cache(d) ? 1 : 0);
+	log_device_struct(d->name, LOG_INFO, fields,
+			  "flush failure handled in %llu ms: mode %s, write cache %s",
+			  (unsigned long long)((clock_usec() - d->flush_failed_started) / USEC_PER_MSEC),
+			  dmb_mode_to_string(d->status.mode), device_write_cache(d) ? "on" : "off");
+	bus_emit_flush_failed(d);
 }
 
-/* The wall time spent reacting (the loop's time stands still in one run). */
-static usec_t clock_usec(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (usec_t)ts.tv_sec * USEC_PER_SEC + (usec_t)ts.tv_nsec / 1000;
-}
-
+/*
+ * Read, decide, act.  Nothing here waits on a drive: the drive is asked,
+ * and its cache switched, in drive jobs, and while one runs for this
+ * mapping nothing is decided (it ends within DRIVE_JOB_TIMEOUT_USEC, and
+ * then this runs again with its result).
+ */
 int device_evaluate(struct device *d, unsigned int flags)
 {
-	usec_t started = clock_usec();
 	struct manager *m = d->manager;
 	struct policy_decision dec;
 	struct policy_input in;
-	bool flush_failed = false, mode_set = false;
-	int cache_off_result = 1, r;
+	bool mode_set = false;
+	int r;
 
 	r = refresh(d, flags);
 	if (r < 0) {
@@ -584,12 +827,16 @@ int device_evaluate(struct device *d, unsigned int flags)
 		return r;
 	}
 
-	for (unsigned int round = 0; round < EVALUATE_ROUNDS; round++) {
-		fill_input(d, manager_now(m), cache_off_result, &in);
+	for (unsigned int round = 0; round < EVALUATE_ROUNDS && !job_running(d); round++) {
+		fill_input(d, manager_now(m), d->cache_off_result, &in);
 		policy_decide(&m->config.policy, &d->policy, &in, &dec);
 		log_decision(d, &dec);
-		flush_failed |= dec.flush_failed;
+		if (dec.flush_failed && !d->flush_failed_pending) {
+			d->flush_failed_pending = true;
+			d->flush_failed_started = clock_usec();
+		}
 		d->policy = dec.next;
+		d->cache_off_result = 1;	/* used once */
 		/* A probe's result is used once. */
 		if (d->probe == PROBE_OK || d->probe == PROBE_FAILED)
 			d->probe = PROBE_IDLE;
@@ -603,12 +850,18 @@ int device_evaluate(struct device *d, unsigned int flags)
 						       dmb_ctx_get_error(m->ctx));
 		}
 		if (dec.action == ACTION_CACHE_OFF) {
-			cache_off_result = cache_off(d);
-			d->status_at = 0;
-			r = refresh(d, EVALUATE_DRIVE);
-			if (r < 0)
-				return r;
-			continue;
+			/* Decided again when the job is done, or now if it cannot start. */
+			r = job_start(d, JOB_SET, false);
+			if (r < 0) {
+				log_device_full_errno(d->name, LOG_CRIT, r,
+						      "Cannot turn the write cache of %s off: %s",
+						      d->disk_name,
+						      r == -EBUSY ? "the drive has not answered an earlier command"
+								  : strerror(-r));
+				d->cache_off_result = r;
+				continue;
+			}
+			break;
 		}
 		/* A probe that cannot start is tried again at the next tick. */
 		if (dec.action == ACTION_PROBE)
@@ -620,21 +873,8 @@ int device_evaluate(struct device *d, unsigned int flags)
 		(void)device_refresh_status(d);
 		cache_from_status(d);
 	}
-	if (flush_failed) {
-		char disk[16 + DMB_DISK_NAME_MAX], mode[32], cache[32];
-		const char *fields[] = { "MESSAGE_ID=" BARRIERD_MESSAGE_FLUSH_FAILED, disk, mode, cache,
-					 NULL };
-
-		snprintf(disk, sizeof(disk), "DMB_DISK=%s", d->disk_name);
-		snprintf(mode, sizeof(mode), "DMB_MODE=%s", dmb_mode_to_string(d->status.mode));
-		snprintf(cache, sizeof(cache), "DMB_WRITE_CACHE=%d", device_write_cache(d) ? 1 : 0);
-		log_device_struct(d->name, LOG_INFO, fields,
-				  "flush failure handled in %llu ms: mode %s, write cache %s",
-				  (unsigned long long)((clock_usec() - started) / USEC_PER_MSEC),
-				  dmb_mode_to_string(d->status.mode),
-				  device_write_cache(d) ? "on" : "off");
-		bus_emit_flush_failed(d);
-	}
+	if (d->flush_failed_pending && !job_running(d) && d->policy.phase != PHASE_FAILING)
+		report_flush_failure(d);
 	publish(d);
 	return 0;
 }
@@ -698,11 +938,12 @@ int device_set_mode(struct device *d, const char *mode_name, bool pin, char *err
 	return device_evaluate(d, EVALUATE_DRIVE);
 }
 
-int device_set_write_cache(struct device *d, bool enable)
+int device_set_write_cache(struct device *d, bool enable, sd_bus_message *call)
 {
-	struct dmb_write_cache after;
 	int r;
 
+	if (d->job_call || d->queued_call)
+		return -EBUSY;
 	/*
 	 * The disk under the table as it is now, not as it was adopted.  A
 	 * mapping gone or recreated meanwhile is not switched (-ENXIO: the
@@ -713,13 +954,17 @@ int device_set_write_cache(struct device *d, bool enable)
 		return -ENXIO;
 	if (r < 0)
 		return r;
-	r = dmb_disk_write_cache_set(d->manager->ctx, d->disk, enable, &after);
+	if (job_running(d)) {
+		/* After the job in flight (at most DRIVE_JOB_TIMEOUT_USEC). */
+		d->queued_call = sd_bus_message_ref(call);
+		d->queued_enable = enable;
+		return 0;
+	}
+	r = job_start(d, JOB_SET, enable);
 	if (r < 0)
 		return r;
-	log_device_notice(d->name, "write cache of %s turned %s by request", d->disk_name,
-			  enable ? "on" : "off");
-	d->wc = after;
-	return device_evaluate(d, EVALUATE_DRIVE);
+	d->job_call = sd_bus_message_ref(call);
+	return 0;
 }
 
 int device_barrier(struct device *d, sd_bus_message *call)
@@ -802,6 +1047,8 @@ int device_new(struct manager *m, const char *name, bool created, struct device 
 		return -ENOMEM;
 	d->manager = m;
 	d->wc.drive = -ENODATA;
+	d->job_fd = -1;
+	d->cache_off_result = 1;
 	policy_state_init(&d->policy);
 	d->name = strdup(name);
 	if (!d->name)
@@ -822,8 +1069,6 @@ int device_new(struct manager *m, const char *name, bool created, struct device 
 		goto fail;
 	if (dmb_disk_name(m->ctx, d->disk, d->disk_name, sizeof(d->disk_name)) < 0)
 		snprintf(d->disk_name, sizeof(d->disk_name), "%u:%u", major(d->disk), minor(d->disk));
-	cache_from_status(d);
-	(void)read_drive(d);
 	cache_from_status(d);
 	d->pinned = pin_load(d);
 	/* Failures from before barrierd looked are not news; held barriers are. */
@@ -850,6 +1095,20 @@ struct device *device_free(struct device *d)
 		return NULL;
 	if (d->barrier_call)
 		bus_fail_barrier_call(d, -ENOENT);
+	if (d->job_call) {
+		bus_reply_write_cache_call(d, d->job_call, -ENXIO, "the mapping went away");
+		d->job_call = sd_bus_message_unref(d->job_call);
+	}
+	if (d->queued_call) {
+		bus_reply_write_cache_call(d, d->queued_call, -ENXIO, "the mapping went away");
+		d->queued_call = sd_bus_message_unref(d->queued_call);
+	}
+	job_close(d);
+	if (d->job_child) {
+		(void)sd_event_source_set_userdata(d->job_child, NULL);
+		(void)sd_event_source_set_floating(d->job_child, 1);
+		d->job_child = sd_event_source_unref(d->job_child);
+	}
 	if (d->child_source) {
 		/* Let the loop reap the child; it no longer points here. */
 		(void)sd_event_source_set_userdata(d->child_source, NULL);
