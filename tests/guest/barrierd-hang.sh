@@ -1,11 +1,14 @@
 #!/bin/bash
 # One disk hangs while another mapping's flush fails (issue 14, item 1).
 #
-# The hang is real: QEMU serves the AHCI disk at 2 requests a second
-# (throttle=ahci:2) and fio keeps 32 writes in flight on a barrier mapping
+# The hang is real: QEMU serves the AHCI disk at 4 requests a second
+# (throttle=ahci:4) and fio keeps 24 writes in flight on a barrier mapping
 # over it ("sick", made with plain dmsetup and adopted by barrierd), so an
 # ATA command barrierd sends it (IDENTIFY, SET FEATURES: libata runs them
-# only once the NCQ queue has drained) waits some 16 s.  A client asks
+# only once the NCQ queue has drained) waits some 6 s, and a cache switch
+# (two or three commands) twice that.  (Deeper, and SG_IO's own 15 s
+# timeout fires: libata's error handling resets the port under the
+# throttled requests and the disk stops answering altogether.)  A client asks
 # barrierd to switch that disk's cache (SetWriteCache) every 2 s, another
 # pings barrierd every 0.5 s, and meanwhile ext4 on the IDE mapping "fs"
 # meets a failed flush (blkdebug: flushes 61-67 fail) with barriers held
@@ -17,7 +20,7 @@
 # Negative control: DMB_BARRIERD= a barrierd that asks drives in its event
 # loop (main before issue 14, item 1) fails: its Pings wait behind the
 # sick disk's commands (measured 16.6 s).
-# vm: ide ahci blkdebug=ide:60+7 throttle=ahci:2
+# vm: ide ahci blkdebug=ide:60+7 throttle=ahci:4
 # timeout: 420
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"
@@ -39,7 +42,7 @@ wait_until 20 'test -n "$(bd_path sick)"' || fail "barrierd did not adopt sick"
 SICK=$(bd_path sick)
 
 fio --name=queue --filename=/dev/mapper/sick --rw=randwrite --bs=4k --direct=1 \
-	--ioengine=libaio --iodepth=32 --size=256M --time_based --runtime=600 \
+	--ioengine=libaio --iodepth=24 --size=256M --time_based --runtime=600 \
 	--output="$WORK/fio.out" >/dev/null 2>&1 &
 FIO=$!
 sleep 3
@@ -49,7 +52,7 @@ kill -0 $FIO || fail "fio did not start: $(cat "$WORK/fio.out")"
 (
 	while :; do
 		s=$(date +%s%N)
-		out=$(busctl --system --timeout=60 call "$BD_BUS" "$SICK" "$BD_DEV" SetWriteCache b true 2>&1)
+		out=$(busctl --system --timeout=60 call "$BD_BUS" "$SICK" "$BD_DEV" SetWriteCache b true 2>&1) || true
 		echo "$(( ($(date +%s%N) - s) / 1000000 )) ms: ${out:-ok}"
 		sleep 2
 	done
@@ -80,9 +83,10 @@ log "measured: $(grep -m1 'fs: flush failure handled' "$BD_LOG")"
 for ((j = 0; j < 10; j++)); do
 	out=$(flushfail_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
 done
-kill -0 $FIO || fail "fio ended early: the sick disk was not busy throughout"
+kill -0 $FIO || { rc=0; wait $FIO || rc=$?; fail "fio ended early (status $rc): the sick disk was not busy throughout: $(tail -n 20 "$WORK/fio.out" | tr '\n' ' ')"; }
+kill -0 $POKER && kill -0 $PINGER || fail "a client loop died: $(tail -n 3 "$WORK/pokes" "$WORK/pings")"
 kill $POKER $PINGER
-wait $POKER $PINGER 2>/dev/null
+wait $POKER $PINGER 2>/dev/null || true
 
 log "pokes at sick: $(wc -l <"$WORK/pokes"), slowest $(sort -n "$WORK/pokes" | tail -n 1)"
 log "last pokes: $(tail -n 3 "$WORK/pokes" | tr '\n' ';')"
@@ -99,7 +103,8 @@ expect_eq "FlushFailed says mode and cache" "$(bd_signals FlushFailed | head -n 
 flushfail_survived fs "$DISK_IDE" /mnt/fs
 
 kill $FIO
-wait $FIO 2>/dev/null
+wait $FIO 2>/dev/null || true
+log "fio: $(grep -m1 -E 'write: IOPS' "$WORK/fio.out")"
 bd_stop
 dmsetup remove fs
 dmsetup remove sick
