@@ -5,8 +5,8 @@
 # pure and also linked into the host unit tests (tests/unit/build.mk).
 
 BARRIERD := $(BUILD)/barrierd
-BARRIERD_SRCS := daemon/main.c daemon/bus.c daemon/watch.c daemon/device.c daemon/policy.c \
-	daemon/config.c daemon/log.c
+BARRIERD_SRCS := daemon/main.c daemon/bus.c daemon/polkit.c daemon/watch.c daemon/device.c \
+	daemon/policy.c daemon/config.c daemon/log.c
 BARRIERD_OBJS := $(BARRIERD_SRCS:%.c=$(BUILD)/obj/%.o)
 BARRIERD_LIBS := $(shell pkg-config --libs libsystemd libudev 2>/dev/null)
 CPPFLAGS_daemon_ := $(shell pkg-config --cflags libsystemd libudev 2>/dev/null)
@@ -27,6 +27,8 @@ UDEVDIR ?= $(shell pkg-config --variable=udevdir udev 2>/dev/null || echo /lib/u
 SYSTEMDUNITDIR ?= $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null || \
 	echo /lib/systemd/system)
 DBUSDIR ?= /usr/share/dbus-1
+# polkitd reads actions only from its own datadir, not from PREFIX's.
+POLKITACTIONSDIR ?= /usr/share/polkit-1/actions
 SYSCONFDIR ?= /etc
 DMB_RULES_NAME ?= $(if $(wildcard $(UDEVDIR)/rules.d/55-dm.rules),56-dm-barrier.rules,11-dm-barrier.rules)
 
@@ -37,7 +39,8 @@ uninstall: uninstall-daemon
 install-daemon: $(BARRIERD_OBJS) $(LIBDMB_SO)
 	install -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
 		$(DESTDIR)$(DBUSDIR)/system.d $(DESTDIR)$(DBUSDIR)/system-services \
-		$(DESTDIR)$(DBUSDIR)/interfaces $(DESTDIR)$(UDEVDIR)/rules.d \
+		$(DESTDIR)$(DBUSDIR)/interfaces $(DESTDIR)$(POLKITACTIONSDIR) \
+		$(DESTDIR)$(UDEVDIR)/rules.d \
 		$(DESTDIR)$(MANDIR)/man8 $(DESTDIR)$(MANDIR)/man5 $(DESTDIR)$(SYSCONFDIR)
 	# Relinked without the build tree's rpath.
 	$(CC) $(ALL_LDFLAGS) -o $(DESTDIR)$(SBINDIR)/barrierd $(BARRIERD_OBJS) \
@@ -48,6 +51,8 @@ install-daemon: $(BARRIERD_OBJS) $(LIBDMB_SO)
 	install -m 0644 daemon/org.dmbarrier1.service \
 		$(DESTDIR)$(DBUSDIR)/system-services/org.dmbarrier1.service
 	install -m 0644 docs/dbus/org.dmbarrier1.xml $(DESTDIR)$(DBUSDIR)/interfaces/org.dmbarrier1.xml
+	install -m 0644 daemon/org.dmbarrier1.policy \
+		$(DESTDIR)$(POLKITACTIONSDIR)/org.dmbarrier1.policy
 	install -m 0644 udev/11-dm-barrier.rules $(DESTDIR)$(UDEVDIR)/rules.d/$(DMB_RULES_NAME)
 	install -m 0644 docs/man/barrierd.8 $(DESTDIR)$(MANDIR)/man8/barrierd.8
 	install -m 0644 docs/man/barrierd.conf.5 $(DESTDIR)$(MANDIR)/man5/barrierd.conf.5
@@ -59,6 +64,7 @@ uninstall-daemon:
 		$(DESTDIR)$(DBUSDIR)/system.d/org.dmbarrier1.conf \
 		$(DESTDIR)$(DBUSDIR)/system-services/org.dmbarrier1.service \
 		$(DESTDIR)$(DBUSDIR)/interfaces/org.dmbarrier1.xml \
+		$(DESTDIR)$(POLKITACTIONSDIR)/org.dmbarrier1.policy \
 		$(DESTDIR)$(UDEVDIR)/rules.d/$(DMB_RULES_NAME) \
 		$(DESTDIR)$(MANDIR)/man8/barrierd.8 $(DESTDIR)$(MANDIR)/man5/barrierd.conf.5
 	# The configuration only if it is still the example install put there.

@@ -6,11 +6,12 @@
  * vtable with a find function and an enumerator, so they follow the
  * manager's device list with no per-object registration.
  *
- * Every mutating method first checks the caller: its effective uid, as the
- * bus vouches for it (dbus-daemon's UnixUserID is the peer's SO_PEERCRED
- * uid, the effective one at connect time, and sd-bus reports it as the
- * euid; nothing is read from /proc, which would race with pid reuse),
- * must be 0.  Arguments are checked completely before anything changes.
+ * Every mutating method reads and checks its arguments (its options
+ * dictionary included: no key is ignored), then asks polkit whether the
+ * caller may (polkit.c; the actions are daemon/org.dmbarrier1.policy), and
+ * only then acts.  The polkit question is asynchronous: the handler
+ * returns, and runs again from the start when the answer is in.  Without
+ * polkit on the bus the rule is root only.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,6 +20,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "polkit.h"
 
 #define ERROR_NO_SUCH_DEVICE "org.dmbarrier1.Error.NoSuchDevice"
 #define ERROR_EXISTS "org.dmbarrier1.Error.Exists"
@@ -28,30 +30,41 @@
 
 /* ------------------------------------------------------------ helpers */
 
-static int check_root(sd_bus_message *msg, sd_bus_error *error)
+/*
+ * May the caller do action?  1: yes; 0: polkit was asked and the handler
+ * must return 1 (it runs again with the answer); < 0: refused, error set.
+ */
+static int authorize(struct manager *m, sd_bus_message *msg, const char *action,
+		     sd_bus_error *error)
 {
-	_cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-	uid_t euid;
+	return polkit_authorize(&m->polkit, msg, action, error);
+}
+
+/*
+ * The options of a method that has none yet: an empty a{sv}.  A key is
+ * refused rather than ignored, so that a caller relying on an option a
+ * later barrierd knows learns that this one does not.
+ */
+static int read_no_options(sd_bus_message *msg, sd_bus_error *error)
+{
+	const char *key;
 	int r;
 
-	r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID, &creds);
-	if (r >= 0)
-		r = sd_bus_creds_get_euid(creds, &euid);
-	if (r < 0) {
-		log_warning_errno(r, "Cannot get the credentials of %s, refusing %s(): %m",
-				  strna(sd_bus_message_get_sender(msg)),
-				  sd_bus_message_get_member(msg));
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "Cannot verify the caller's credentials");
+	r = sd_bus_message_enter_container(msg, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(msg, 'e', "sv");
+	if (r < 0)
+		return r;
+	if (r > 0) {
+		r = sd_bus_message_read(msg, "s", &key);
+		if (r < 0)
+			return r;
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+					 "unknown option \"%.64s\" (%s() takes none)", key,
+					 sd_bus_message_get_member(msg));
 	}
-	if (euid != 0) {
-		log_info("Refused %s() from %s (uid %u): not root", sd_bus_message_get_member(msg),
-			 strna(sd_bus_message_get_sender(msg)), (unsigned int)euid);
-		return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-					 "%s() needs root (the caller has uid %u)",
-					 sd_bus_message_get_member(msg), (unsigned int)euid);
-	}
-	return 0;
+	return sd_bus_message_exit_container(msg);
 }
 
 /* The D-Bus error name for a libdmbarrier failure. */
@@ -274,15 +287,15 @@ static int method_create_device(sd_bus_message *msg, void *userdata, sd_bus_erro
 	dev_t dev;
 	int r;
 
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = sd_bus_message_read(msg, "ss", &name, &backing);
 	if (r < 0)
 		return r;
 	r = read_create_options(m, msg, &o, error);
 	if (r < 0)
 		return r;
+	r = authorize(m, msg, POLKIT_ACTION_MANAGE_DEVICES, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	if (dmb_name_check(name) < 0)
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
 					 "'%.64s' is not a valid mapping name (1 to %zu of A-Z a-z 0-9 # + - . : = @ _)",
@@ -312,12 +325,15 @@ static int method_remove_device(sd_bus_message *msg, void *userdata, sd_bus_erro
 	struct device *d;
 	int r;
 
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = read_device(msg, m, error, &d);
 	if (r < 0)
 		return r;
+	r = read_no_options(msg, error);
+	if (r < 0)
+		return r;
+	r = authorize(m, msg, POLKIT_ACTION_MANAGE_DEVICES, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	r = dmb_mapping_remove(m->ctx, d->name, DMB_REMOVE_RETRY);
 	if (r < 0)
 		return error_from_dmb(m, error, r);
@@ -340,8 +356,8 @@ static const sd_bus_vtable manager_vtable[] = {
 				SD_BUS_ARGS("s", name, "s", backing, "a{sv}", options),
 				SD_BUS_RESULT("o", device), method_create_device,
 				SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("RemoveDevice", SD_BUS_ARGS("s", name), SD_BUS_NO_RESULT,
-				method_remove_device, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("RemoveDevice", SD_BUS_ARGS("s", name, "a{sv}", options),
+				SD_BUS_NO_RESULT, method_remove_device, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("DeviceAdded", SD_BUS_ARGS("s", name, "o", device), 0),
 	SD_BUS_SIGNAL_WITH_ARGS("DeviceRemoved", SD_BUS_ARGS("s", name, "o", device), 0),
 	SD_BUS_VTABLE_END,
@@ -414,12 +430,15 @@ static int method_set_mode(sd_bus_message *msg, void *userdata, sd_bus_error *er
 	const char *mode;
 	int pin, r;
 
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = sd_bus_message_read(msg, "sb", &mode, &pin);
 	if (r < 0)
 		return r;
+	r = read_no_options(msg, error);
+	if (r < 0)
+		return r;
+	r = authorize(d->manager, msg, POLKIT_ACTION_SET_MODE, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	r = device_set_mode(d, mode, pin, err, sizeof(err));
 	if (r == -EINVAL && err[0])
 		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "%s", err);
@@ -435,12 +454,15 @@ static int method_set_write_cache(sd_bus_message *msg, void *userdata, sd_bus_er
 	struct device *d = userdata;
 	int enable, r;
 
-	r = check_root(msg, error);
-	if (r < 0)
-		return r;
 	r = sd_bus_message_read(msg, "b", &enable);
 	if (r < 0)
 		return r;
+	r = read_no_options(msg, error);
+	if (r < 0)
+		return r;
+	r = authorize(d->manager, msg, POLKIT_ACTION_SET_WRITE_CACHE, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	r = device_set_write_cache(d, enable, msg);
 	if (r == -EBUSY && d->job_abandoned)
 		return sd_bus_error_setf(error, ERROR_BUSY,
@@ -462,9 +484,12 @@ static int method_barrier(sd_bus_message *msg, void *userdata, sd_bus_error *err
 	struct device *d = userdata;
 	int r;
 
-	r = check_root(msg, error);
+	r = read_no_options(msg, error);
 	if (r < 0)
 		return r;
+	r = authorize(d->manager, msg, POLKIT_ACTION_BARRIER, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	r = device_barrier(d, msg);
 	if (r == -EBUSY)
 		return sd_bus_error_setf(error, ERROR_BUSY,
@@ -480,9 +505,12 @@ static int method_reset_stats(sd_bus_message *msg, void *userdata, sd_bus_error 
 	struct device *d = userdata;
 	int r;
 
-	r = check_root(msg, error);
+	r = read_no_options(msg, error);
 	if (r < 0)
 		return r;
+	r = authorize(d->manager, msg, POLKIT_ACTION_RESET_STATS, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	r = device_reset_stats(d);
 	if (r < 0 && r != -ENOENT && r != -EMEDIUMTYPE && r != -ESTALE)
 		return error_from_dmb(d->manager, error, r);
@@ -510,13 +538,14 @@ static const sd_bus_vtable device_vtable[] = {
 	DEVICE_PROPERTY("FlushErrors", "t", 0),
 	DEVICE_PROPERTY("Fallbacks", "t", 0),
 	DEVICE_PROPERTY("Held", "u", 0),
-	SD_BUS_METHOD_WITH_ARGS("SetMode", SD_BUS_ARGS("s", mode, "b", pin), SD_BUS_NO_RESULT,
-				method_set_mode, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("SetWriteCache", SD_BUS_ARGS("b", enabled), SD_BUS_NO_RESULT,
-				method_set_write_cache, SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("Barrier", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT, method_barrier,
+	SD_BUS_METHOD_WITH_ARGS("SetMode", SD_BUS_ARGS("s", mode, "b", pin, "a{sv}", options),
+				SD_BUS_NO_RESULT, method_set_mode, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("SetWriteCache", SD_BUS_ARGS("b", enabled, "a{sv}", options),
+				SD_BUS_NO_RESULT, method_set_write_cache,
 				SD_BUS_VTABLE_UNPRIVILEGED),
-	SD_BUS_METHOD_WITH_ARGS("ResetStats", SD_BUS_NO_ARGS, SD_BUS_NO_RESULT,
+	SD_BUS_METHOD_WITH_ARGS("Barrier", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
+				method_barrier, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_ARGS("ResetStats", SD_BUS_ARGS("a{sv}", options), SD_BUS_NO_RESULT,
 				method_reset_stats, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_SIGNAL_WITH_ARGS("FlushFailed",
 				SD_BUS_ARGS("t", flush_errors, "s", mode, "b", write_cache), 0),
@@ -723,6 +752,7 @@ int bus_request_name(struct manager *m)
 
 void bus_done(struct manager *m)
 {
+	m->polkit = polkit_registry_free(m->polkit);
 	m->object_manager_slot = sd_bus_slot_unref(m->object_manager_slot);
 	m->enumerator_slot = sd_bus_slot_unref(m->enumerator_slot);
 	m->device_slot = sd_bus_slot_unref(m->device_slot);

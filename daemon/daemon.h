@@ -7,6 +7,7 @@
  *   watch.c   event sources: dm events, udev, the re-read timer
  *   device.c  per-mapping state: adopt, refresh, decide, act, pin
  *   bus.c     the D-Bus API (docs/dbus/org.dmbarrier1.xml)
+ *   polkit.c  who may call its mutating methods (polkit.h)
  *   policy.c  the decision (pure)     config.c  barrierd.conf (pure)
  */
 #ifndef BARRIERD_DAEMON_H
@@ -36,6 +37,7 @@
 struct udev;
 struct udev_monitor;
 struct device;
+struct polkit_registry;
 
 /* What a drive job does (device.c). */
 enum drive_job_kind {
@@ -70,6 +72,7 @@ struct manager {
 	sd_bus_slot *device_slot;
 	sd_bus_slot *enumerator_slot;
 	sd_bus_slot *object_manager_slot;
+	struct polkit_registry *polkit;	/* authorization checks in flight */
 	bool bus_ready;			/* the name is ours: signals may go out */
 };
 

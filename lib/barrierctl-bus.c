@@ -3,7 +3,9 @@
  * barrierctl-bus.c: barrierctl --bus: the same commands made through
  * barrierd's D-Bus API (docs/dbus/org.dmbarrier1.xml) with sd-bus, and
  * printed through the same output functions.  barrierd's errors map to the
- * same exit codes as the library's errno values.
+ * same exit codes as the library's errno values.  barrierd asks polkit
+ * about every change; from a terminal, barrierctl lets polkit ask the user
+ * to authenticate (through the session's agent, as systemctl does).
  */
 #include <errno.h>
 #include <stddef.h>
@@ -11,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-bus.h>
+#include <unistd.h>
 
 #include "barrierctl.h"
 #include "macro.h"
@@ -35,6 +38,7 @@ static const struct {
 	{ "org.freedesktop.DBus.Error.ServiceUnknown", EHOSTDOWN },
 	{ "org.freedesktop.DBus.Error.NameHasNoOwner", EHOSTDOWN },
 	{ "org.freedesktop.DBus.Error.AccessDenied", EACCES },
+	{ "org.freedesktop.DBus.Error.InteractiveAuthorizationRequired", EACCES },
 	{ "org.freedesktop.DBus.Error.InvalidArgs", EINVAL },
 };
 
@@ -323,8 +327,8 @@ static int bus_write_cache(sd_bus *bus, const struct bctl_args *a, const char *p
 	int r;
 
 	if (a->write_cache != BCTL_WC_QUERY) {
-		r = call(bus, path, IFACE_DEVICE, "SetWriteCache", 0, e, NULL, "b",
-			 (int)(a->write_cache == BCTL_WC_ON));
+		r = call(bus, path, IFACE_DEVICE, "SetWriteCache", 0, e, NULL, "ba{sv}",
+			 (int)(a->write_cache == BCTL_WC_ON), 0);
 		if (r < 0)
 			return r;
 	}
@@ -347,14 +351,15 @@ static int bus_device(sd_bus *bus, const struct bctl_args *a)
 		goto fail;
 	switch (a->verb) {
 	case BCTL_SET_MODE:
-		r = call(bus, path, IFACE_DEVICE, "SetMode", 0, &e, NULL, "sb",
-			 a->mode_auto ? "auto" : dmb_mode_to_string(a->mode), (int)a->pin);
+		r = call(bus, path, IFACE_DEVICE, "SetMode", 0, &e, NULL, "sba{sv}",
+			 a->mode_auto ? "auto" : dmb_mode_to_string(a->mode), (int)a->pin, 0);
 		break;
 	case BCTL_BARRIER:
-		r = call(bus, path, IFACE_DEVICE, "Barrier", BARRIER_TIMEOUT_USEC, &e, NULL, NULL);
+		r = call(bus, path, IFACE_DEVICE, "Barrier", BARRIER_TIMEOUT_USEC, &e, NULL, "a{sv}",
+			 0);
 		break;
 	case BCTL_RESET_STATS:
-		r = call(bus, path, IFACE_DEVICE, "ResetStats", 0, &e, NULL, NULL);
+		r = call(bus, path, IFACE_DEVICE, "ResetStats", 0, &e, NULL, "a{sv}", 0);
 		break;
 	case BCTL_WRITE_CACHE:
 		r = bus_write_cache(bus, a, path, &e);
@@ -383,6 +388,10 @@ int bctl_bus_run(const struct bctl_args *a)
 		fprintf(stderr, "barrierctl: cannot connect to the system bus: %s\n", strerror(-r));
 		return BCTL_EXIT_NO_DAEMON;
 	}
+	/* polkit may ask for a password only where someone can type it. */
+	r = sd_bus_set_allow_interactive_authorization(bus, isatty(STDIN_FILENO));
+	if (r < 0)
+		return bus_fail(NULL, r, "D-Bus");
 	switch (a->verb) {
 	case BCTL_LIST:
 	case BCTL_STATUS:
@@ -391,7 +400,8 @@ int bctl_bus_run(const struct bctl_args *a)
 		r = bus_create(bus, a, &e);
 		break;
 	case BCTL_REMOVE:
-		r = call(bus, BUS_PATH, IFACE_MANAGER, "RemoveDevice", 0, &e, NULL, "s", a->name);
+		r = call(bus, BUS_PATH, IFACE_MANAGER, "RemoveDevice", 0, &e, NULL, "sa{sv}", a->name,
+			 0);
 		break;
 	case BCTL_SET_MODE:
 	case BCTL_BARRIER:

@@ -82,6 +82,6 @@ for rep in $(seq "$REPS"); do
 	row barrierd "idle 1 mapping" "wakeups/s" "$rep" "$(ratio $((s1 - s0)) 5)" "" "value<=2"
 	row barrierd "idle 1 mapping" "VmRSS kB" "$rep" "$(bd_rss_kb)"
 done
-busctl --system call $BD_BUS $BD_PATH $BD_MGR RemoveDevice s wc >/dev/null
+busctl --system call $BD_BUS $BD_PATH $BD_MGR RemoveDevice 'sa{sv}' wc 0 >/dev/null
 bd_stop
 dmsetup remove wc 2>/dev/null || true

@@ -59,23 +59,22 @@ expect_eq "State changes announced" "$states" "write-through probing healthy "
 expect_eq "Mode changes announced" "$(bd_mode_changes wc | tr '\n' ' ')" "drain flush "
 
 # --- SetWriteCache: barrierd switches the drive itself
-dsend() { dbus-send --system --print-reply --dest="$BD_BUS" "$@"; }
-dsend "$(bd_path wc)" $BD_DEV.SetWriteCache boolean:false >/dev/null || fail "SetWriteCache(false) failed"
+bd_gcall "$(bd_path wc)" $BD_DEV.SetWriteCache false '{}' >/dev/null || fail "SetWriteCache(false) failed"
 expect_eq "SetWriteCache(false): drive" "$(drive_write_cache "$DISK_IDE")" 0
 expect_eq "SetWriteCache(false): Mode" "$(bd_prop wc Mode)" drain
-dsend "$(bd_path wc)" $BD_DEV.SetWriteCache boolean:true >/dev/null || fail "SetWriteCache(true) failed"
+bd_gcall "$(bd_path wc)" $BD_DEV.SetWriteCache true '{}' >/dev/null || fail "SetWriteCache(true) failed"
 expect_eq "SetWriteCache(true): drive" "$(drive_write_cache "$DISK_IDE")" 1
 wait_until 5 'test "$(bd_prop wc State)" = healthy' || fail "not healthy after SetWriteCache(true)"
 # A mapping over a dm device: its cache cannot be switched, and nothing changes.
 dmsetup create lin --table "0 $(sectors "$DISK_AHCI") linear $DISK_AHCI 0"
 bd_create overlin /dev/mapper/lin
-out=$(dsend "$(bd_path overlin)" $BD_DEV.SetWriteCache boolean:false 2>&1) &&
+out=$(bd_gcall "$(bd_path overlin)" $BD_DEV.SetWriteCache false '{}' 2>&1) &&
 	fail "SetWriteCache on a dm device succeeded: $out"
 case "$out" in *org.dmbarrier1.Error.NotSupported*) ;; *) fail "SetWriteCache on a dm device: $out" ;; esac
 log "ok: $out"
 expect_eq "overlin: Mode" "$(bd_prop overlin Mode)" flush
 expect_eq "AHCI drive cache untouched" "$(drive_write_cache "$DISK_AHCI")" 1
-busctl --system call $BD_BUS $BD_PATH $BD_MGR RemoveDevice s overlin >/dev/null
+busctl --system call $BD_BUS $BD_PATH $BD_MGR RemoveDevice 'sa{sv}' overlin 0 >/dev/null
 dmsetup remove lin
 
 # --- the control: no barrierd, nothing follows the cache

@@ -52,7 +52,7 @@ kill -0 $FIO || fail "fio did not start: $(cat "$WORK/fio.out")"
 (
 	while :; do
 		s=$(date +%s%N)
-		out=$(busctl --system --timeout=60 call "$BD_BUS" "$SICK" "$BD_DEV" SetWriteCache b true 2>&1) || true
+		out=$(busctl --system --timeout=60 call "$BD_BUS" "$SICK" "$BD_DEV" SetWriteCache 'ba{sv}' true 0 2>&1) || true
 		echo "$(( ($(date +%s%N) - s) / 1000000 )) ms: ${out:-ok}"
 		sleep 2
 	done

@@ -20,10 +20,9 @@ source "$PROJECT/tests/guest/barrierd.lib"
 mkdir -p "$WORK/conf.d"
 printf '[Daemon]\nPollIntervalSec=1\n' >"$WORK/barrierd.conf"
 ARGS=(-c "$WORK/barrierd.conf" -C "$WORK/conf.d" --state-dir "$WORK/run")
-dsend() { dbus-send --system --print-reply --dest="$BD_BUS" "$@"; }
 devnum() { dmsetup info -c --noheadings -o major,minor "$1" | tr -d ' '; }
 diskseq() { cat "/sys/block/$(dm_kname "$1")/diskseq"; }
-pin() { dsend "$(bd_path "$1")" $BD_DEV.SetMode string:drain boolean:true >/dev/null || fail "SetMode drain pin on $1 failed"; }
+pin() { bd_gcall "$(bd_path "$1")" $BD_DEV.SetMode "'drain'" true '{}' >/dev/null || fail "SetMode drain pin on $1 failed"; }
 
 bd_bus
 bd_udev

@@ -25,7 +25,6 @@ printf '[Daemon]\nPollIntervalSec=1\n' >"$WORK/barrierd.conf"
 ARGS=(-c "$WORK/barrierd.conf" -C "$WORK/conf.d" --state-dir "$WORK/run")
 IDE=$(disk_name "$DISK_IDE")
 AHCI=$(disk_name "$DISK_AHCI")
-dsend() { dbus-send --system --print-reply --dest="$BD_BUS" "$@"; }
 restore_caches() { hdparm -W1 "$DISK_IDE" >/dev/null 2>&1 || true; hdparm -W1 "$DISK_AHCI" >/dev/null 2>&1 || true; }
 trap 'restore_caches; bd_save_logs' EXIT
 
@@ -67,11 +66,11 @@ expect_eq "IDE -W0 again: State" "$(bd_prop mv State)" healthy
 hdparm -W1 "$DISK_IDE" >/dev/null
 
 # --- SetWriteCache switches the disk under the mapping now
-dsend "$(bd_path mv)" $BD_DEV.SetWriteCache boolean:false >/dev/null || fail "SetWriteCache(false) failed"
+bd_gcall "$(bd_path mv)" $BD_DEV.SetWriteCache false '{}' >/dev/null || fail "SetWriteCache(false) failed"
 expect_eq "SetWriteCache(false): AHCI drive" "$(drive_write_cache "$DISK_AHCI")" 0
 expect_eq "SetWriteCache(false): IDE drive untouched" "$(drive_write_cache "$DISK_IDE")" 1
 expect_eq "SetWriteCache(false): Mode" "$(bd_prop mv Mode)" drain
-dsend "$(bd_path mv)" $BD_DEV.SetWriteCache boolean:true >/dev/null || fail "SetWriteCache(true) failed"
+bd_gcall "$(bd_path mv)" $BD_DEV.SetWriteCache true '{}' >/dev/null || fail "SetWriteCache(true) failed"
 expect_eq "SetWriteCache(true): AHCI drive" "$(drive_write_cache "$DISK_AHCI")" 1
 wait_until 10 'test "$(bd_prop mv State)" = healthy' || fail "not healthy after SetWriteCache(true): $(bd_prop mv State)"
 

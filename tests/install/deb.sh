@@ -43,6 +43,7 @@ contents "dm-barrier-dkms_${ver}_all.deb" /usr/src/dm-barrier-1.0.0/dkms.conf \
 contents "barrierd_${ver}_$arch.deb" /usr/sbin/barrierd /lib/systemd/system/barrierd.service \
 	/lib/udev/rules.d/56-dm-barrier.rules /usr/share/dbus-1/system.d/org.dmbarrier1.conf \
 	/usr/share/dbus-1/system-services/org.dmbarrier1.service /etc/barrierd.conf \
+	/usr/share/polkit-1/actions/org.dmbarrier1.policy \
 	/usr/share/man/man8/barrierd.8.gz /usr/share/man/man5/org.dmbarrier1.5.gz
 contents "barrierctl_${ver}_$arch.deb" /usr/sbin/barrierctl /usr/share/man/man8/barrierctl.8.gz
 contents "libdmbarrier1_${ver}_$arch.deb" "/usr/lib/$ma/libdmbarrier.so.1.0.0" "/usr/lib/$ma/libdmbarrier.so.1"
