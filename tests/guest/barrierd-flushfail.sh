@@ -67,17 +67,9 @@ case "$(dmsetup table fs)" in
 esac
 bd_monitor
 flushfail_setup_fs fs "$DISK_IDE" /mnt/fs
-for ((i = 0; i < 400; i++)); do
-	out=$(flushfail_fsync /mnt/fs "$i") || fail "fsync $i failed under barrierd: $out"
-	[ -n "$(bd_signals FlushFailed)" ] && break
-done
-[ -n "$(bd_signals FlushFailed)" ] || fail "no FlushFailed after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
-log "FlushFailed after $i fsyncs: $(bd_signals FlushFailed | jq -c .payload.data)"
-log "measured: $(grep -m1 'fs: flush failure handled' "$BD_LOG")"
+flushfail_until_signal fs /mnt/fs
 # Keep writing through the recovery: nothing may fail.
-for ((j = 0; j < 20; j++)); do
-	out=$(flushfail_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
-done
+flushfail_keep_writing /mnt/fs 20
 expect_eq "FlushFailed says mode and cache" "$(bd_signals FlushFailed | head -n 1 | jq -c '.payload.data[1:]')" '["drain",false]'
 expect_eq "WriteCache" "$(bd_prop fs WriteCache)" false
 grep -q "fs: cache flush failed; turning the write cache off" "$BD_LOG" || fail "the failure was not logged"

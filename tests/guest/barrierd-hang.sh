@@ -73,16 +73,9 @@ sleep 6
 bd_monitor
 bd_create fs "$DISK_IDE"
 flushfail_setup_fs fs "$DISK_IDE" /mnt/fs
-for ((i = 0; i < 400; i++)); do
-	out=$(flushfail_fsync /mnt/fs "$i") || fail "fsync $i failed: $out (pings: $(sort -n "$WORK/pings" | tail -n 3 | tr '\n' ' '))"
-	[ -n "$(bd_signals FlushFailed)" ] && break
-done
-[ -n "$(bd_signals FlushFailed)" ] || fail "no FlushFailed after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
-log "FlushFailed after $i fsyncs: $(bd_signals FlushFailed | jq -c .payload.data)"
-log "measured: $(grep -m1 'fs: flush failure handled' "$BD_LOG")"
-for ((j = 0; j < 10; j++)); do
-	out=$(flushfail_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
-done
+slowest_pings() { echo "slowest pings: $(sort -n "$WORK/pings" | tail -n 3 | tr '\n' ' ')"; }
+flushfail_until_signal fs /mnt/fs slowest_pings
+flushfail_keep_writing /mnt/fs 10
 kill -0 $FIO || { rc=0; wait $FIO || rc=$?; fail "fio ended early (status $rc): the sick disk was not busy throughout: $(tail -n 20 "$WORK/fio.out" | tr '\n' ' ')"; }
 kill -0 $POKER && kill -0 $PINGER || fail "a client loop died: $(tail -n 3 "$WORK/pokes" "$WORK/pings")"
 kill $POKER $PINGER

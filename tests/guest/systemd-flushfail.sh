@@ -37,9 +37,7 @@ for ((i = 0; i < 400; i++)); do
 done
 junit MESSAGE_ID=$ID | grep -q . || fail "no flush failure in the journal after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
 log "flush failure after $i fsyncs"
-for ((j = 0; j < 20; j++)); do
-	out=$(flushfail_fsync /mnt/fs "$j") || fail "fsync $j after the failure failed: $out"
-done
+flushfail_keep_writing /mnt/fs 20
 journalctl --no-pager -u $UNIT -o verbose MESSAGE_ID=$ID
 expect_eq "journal: the flush failure's fields" \
 	"$(junit MESSAGE_ID=$ID | jq -r '[.PRIORITY, .DMB_DEVICE, .DMB_DISK, .DMB_MODE, .DMB_WRITE_CACHE] | join("|")')" \
