@@ -210,8 +210,12 @@ GUEST_TESTS = $(sort $(patsubst tests/guest/%.sh,%,$(wildcard tests/guest/*.sh))
 LONG_TESTS = $(filter long-% %-long,$(GUEST_TESTS)) install-packages
 # Only meaningful on the debug kernel (check-debug); they skip elsewhere.
 DEBUG_ONLY_TESTS = $(filter debug-%,$(GUEST_TESTS))
+# The campaign runs CHECK_CAMPAIGN_N of its schedules here (seeds 1..N; the
+# mutants it catches fall within 60), all 200 in check-long-kernels and
+# 2000 more in long-campaign.
+CHECK_CAMPAIGN_N ?= 100
 check-guest: check-harness
-	DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run \
+	DMB_CAMPAIGN_N=$(CHECK_CAMPAIGN_N) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run \
 		$(filter-out $(LONG_TESTS) $(DEBUG_ONLY_TESTS),$(GUEST_TESTS))
 	$(MAKE) check-guest-kernels
 
