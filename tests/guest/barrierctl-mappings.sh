@@ -10,7 +10,7 @@
 # exit 5 otherwise; every bad request fails with its documented exit code
 # and changes nothing; with udevd running, create/remove return with the
 # udev links already made/gone (cookies).
-# vm: ide ahci
+# vm: ide ahci smp=1
 # timeout: 300
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierctl.lib"

@@ -84,7 +84,7 @@ log "ok: $(wc -l <"$WORK/live.members") members match the reference XML"
 
 # --- access control: reading is open, changing is root's
 expect_eq "nobody reads Mode" "$("${NOBODY[@]}" busctl --system get-property $BD_BUS "$P_ADOPT" $BD_DEV Mode)" 's "flush"'
-"${NOBODY[@]}" busctl --system call $BD_BUS $BD_PATH $BD_MGR ListDevices | grep -q adopt ||
+"${NOBODY[@]}" busctl --system call $BD_BUS $BD_PATH $BD_MGR ListDevices | has adopt ||
 	fail "nobody cannot list devices"
 ev_before=$(event_nr adopt)
 expect_error org.freedesktop.DBus.Error.AccessDenied "${NOBODY[@]}" gdbus call --system --dest $BD_BUS \
@@ -152,7 +152,7 @@ expect_eq "root: the explicit barrier was counted" "$(bstatus adopt barriers)" 1
 out=$(create made "$DISK_IDE" 2 Mode s drain Pin b true) || fail "CreateDevice: $out"
 P_MADE=$(bd_path made)
 expect_eq "CreateDevice result" "$out" "o \"$P_MADE\""
-wait_until 5 'bd_signals DeviceAdded | grep -q "\"made\""' || fail "no DeviceAdded for made"
+wait_until 5 'bd_signals DeviceAdded | has "\"made\""' || fail "no DeviceAdded for made"
 expect_eq "made: Mode" "$(bd_prop made Mode)" drain
 expect_eq "made: Pinned" "$(bd_prop made Pinned)" true
 expect_eq "made: Fallback" "$(bd_prop made Fallback)" drain
@@ -165,12 +165,12 @@ udevadm settle -t 10
 [ "$(readlink -f /dev/disk/by-barrier/made)" = "/dev/$(dm_kname made)" ] ||
 	fail "no /dev/disk/by-barrier/made -> $(dm_kname made): $(ls -l /dev/disk/by-barrier 2>&1)"
 props=$(udevadm info --query=property --name=/dev/mapper/made)
-echo "$props" | grep -qx 'SYSTEMD_WANTS=barrierd.service' || fail "made: no SYSTEMD_WANTS: $props"
-echo "$props" | grep -q '^TAGS=.*:systemd:' || fail "made: not tagged for systemd: $props"
-echo "$props" | grep -q '^TAGS=.*:dmbarrier:' || fail "made: not tagged dmbarrier: $props"
-udevadm info --query=property --name="$DISK_IDE" | grep -qx 'DM_BARRIER_BACKING=1' ||
+echo "$props" | has -x 'SYSTEMD_WANTS=barrierd.service' || fail "made: no SYSTEMD_WANTS: $props"
+echo "$props" | has '^TAGS=.*:systemd:' || fail "made: not tagged for systemd: $props"
+echo "$props" | has '^TAGS=.*:dmbarrier:' || fail "made: not tagged dmbarrier: $props"
+udevadm info --query=property --name="$DISK_IDE" | has -x 'DM_BARRIER_BACKING=1' ||
 	fail "the backing disk was not tagged: $(udevadm info --query=property --name="$DISK_IDE" | grep -i barrier)"
-udevadm info --query=property --name="$DISK_AHCI" | grep -q 'DM_BARRIER_BACKING' &&
+udevadm info --query=property --name="$DISK_AHCI" | has 'DM_BARRIER_BACKING' &&
 	fail "AHCI is under a mapping without the BARRIER- uuid; it must not be tagged"
 [ -e /dev/disk/by-barrier/adopt ] && fail "a mapping without the BARRIER- uuid got a by-barrier link"
 
@@ -180,7 +180,7 @@ wait_until 10 'test "$(bd_prop made State)" = healthy' || fail "made did not bec
 expect_eq "made: auto mode" "$(bstatus made mode)" flush
 expect_eq "made: unpinned" "$(bd_prop made Pinned)" false
 [ "$(bstatus made barriers)" -ge 1 ] || fail "made: no probe barrier was counted"
-bd_mode_changes made | grep -qx flush || fail "made: no PropertiesChanged with Mode flush"
+bd_mode_changes made | has -x flush || fail "made: no PropertiesChanged with Mode flush"
 grep -q 'made: write cache on; probing the flush with an explicit barrier' "$BD_LOG" ||
 	fail "made: the probe was not logged"
 
@@ -202,7 +202,7 @@ expect_eq "tables reloaded on adoption" "$(grep -c 'table reloaded' "$BD_LOG" ||
 bd_monitor
 bcall $BD_PATH $BD_MGR RemoveDevice 'sa{sv}' made 0 >/dev/null || fail "RemoveDevice failed"
 dmsetup info made >/dev/null 2>&1 && fail "made still exists"
-wait_until 5 'bd_signals DeviceRemoved | grep -q "\"made\""' || fail "no DeviceRemoved for made"
+wait_until 5 'bd_signals DeviceRemoved | has "\"made\""' || fail "no DeviceRemoved for made"
 expect_error org.dmbarrier1.Error.NoSuchDevice dsend $BD_PATH $BD_MGR.GetDevice string:made
 udevadm settle -t 10
 [ -e /dev/disk/by-barrier/made ] && fail "the by-barrier link outlived the mapping"

@@ -36,7 +36,7 @@ hdparm -W0 "$DISK_IDE" >/dev/null
 wait_until 2 'test "$(bstatus wc mode)" = drain' ||
 	fail "mode is $(bstatus wc mode) 2 s after hdparm -W0"
 log "measured: mode drain $(ms_since "$start") ms after hdparm -W0"
-wait_until 2 'bd_mode_changes wc | grep -qx drain' || fail "no PropertiesChanged with Mode drain"
+wait_until 2 'bd_mode_changes wc | has -x drain' || fail "no PropertiesChanged with Mode drain"
 expect_eq "-W0: State" "$(bd_prop wc State)" write-through
 expect_eq "-W0: WriteCache" "$(bd_prop wc WriteCache)" false
 grep -q "/$(disk_name "$DISK_IDE") (block)" "$WORK/uevents" &&

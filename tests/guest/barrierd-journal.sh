@@ -52,9 +52,9 @@ grep -qx "5 write cache on; probing the flush with an explicit barrier \[mode dr
 grep -qx "5 the probe barrier flushed; write cache on and flushes work \[mode flush\]" "$WORK/jd" ||
 	fail "no notice for the return to healthy"
 expect_eq "lines about jd" "$(wc -l <"$WORK/jd")" 6
-entries jd2 | grep -q "write cache off; mode drain" || fail "jd2's lines do not carry DMB_DEVICE=jd2"
-entries jd | grep -q "jd2" && fail "a line about jd2 carries DMB_DEVICE=jd"
-entries - | grep -q "^6 ready: org.dmbarrier1 on the system bus" || fail "the daemon's own lines carry a DMB_DEVICE"
+entries jd2 | has "write cache off; mode drain" || fail "jd2's lines do not carry DMB_DEVICE=jd2"
+entries jd | has "jd2" && fail "a line about jd2 carries DMB_DEVICE=jd"
+entries - | has "^6 ready: org.dmbarrier1 on the system bus" || fail "the daemon's own lines carry a DMB_DEVICE"
 
 # One line per change, none per I/O or tick.
 for i in $(seq 1 30); do dsync_write /dev/mapper/jd "$i" >/dev/null || fail "write $i failed"; done

@@ -36,7 +36,7 @@ expect_eq "signer of $ko" "$(modinfo -F signer "$ko")" "DKMS module signing key"
 modprobe dm-mod
 insmod "$ko"
 grep -q '^dm_barrier ' /proc/modules || fail "insmod $ko did not load dm_barrier"
-dmsetup targets | grep -qE '^barrier +v1\.0\.0$' || fail "dmsetup targets: $(dmsetup targets | tr '\n' ' ')"
+dmsetup targets | has -E '^barrier +v1\.0\.0$' || fail "dmsetup targets: $(dmsetup targets | tr '\n' ' ')"
 make_barrier dkms "$DISK_IDE"
 dsync_write /dev/mapper/dkms 0 || fail "O_DSYNC write through the DKMS module failed"
 [ "$(bstatus dkms barriers)" -ge 1 ] && [ "$(bstatus dkms flushes)" -ge 1 ] ||
@@ -133,5 +133,5 @@ done
 expect_eq "ExecStart" "$(grep '^ExecStart=' "$R/lib/systemd/system/barrierd.service")" "ExecStart=/usr/sbin/barrierd"
 expect_eq "systemctl is-enabled barrierd" "$(chroot "$R" systemctl is-enabled barrierd.service 2>&1)" enabled
 chroot "$R" barrierd --help >/dev/null || fail "packaged barrierd does not run"
-MANWIDTH=80 chroot "$R" man -P cat dm-barrier 2>/dev/null | grep -q 'keeps write barriers' || fail "man dm-barrier"
+MANWIDTH=80 chroot "$R" man -P cat dm-barrier 2>/dev/null | has 'keeps write barriers' || fail "man dm-barrier"
 log "ok: packages installed; barrierctl status works; barrierd.service in place and enabled"

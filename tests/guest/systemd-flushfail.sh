@@ -33,9 +33,9 @@ DMESG_MARK=$(dmesg | wc -l)
 flushfail_setup_fs fs "$DISK_IDE" /mnt/fs
 for ((i = 0; i < 400; i++)); do
 	out=$(flushfail_fsync /mnt/fs "$i") || fail "fsync $i failed under barrierd: $out"
-	junit MESSAGE_ID=$ID | grep -q . && break
+	junit MESSAGE_ID=$ID | has . && break
 done
-junit MESSAGE_ID=$ID | grep -q . || fail "no flush failure in the journal after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
+junit MESSAGE_ID=$ID | has . || fail "no flush failure in the journal after $i fsyncs (flush_errors $(bstatus fs flush_errors))"
 log "flush failure after $i fsyncs"
 flushfail_keep_writing /mnt/fs 20
 journalctl --no-pager -u $UNIT -o verbose MESSAGE_ID=$ID

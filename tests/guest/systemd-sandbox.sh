@@ -32,7 +32,7 @@ pid=$(uprop MainPID)
 # --- no module loading by barrierd; the kernel loads the target for the table
 grep -q '^dm_barrier ' /proc/modules && fail "barrierd loaded dm_barrier at start"
 log "ok: barrierd started and dm_barrier is still not loaded"
-journalctl -b -u $UNIT --no-pager -o cat | grep -q 'dm-barrier: not loaded; the kernel loads it' ||
+journalctl -b -u $UNIT --no-pager -o cat | has 'dm-barrier: not loaded; the kernel loads it' ||
 	fail "barrierd did not report dm-barrier as not loaded"
 barrierctl --bus create sb "$DISK_IDE" || fail "barrierctl --bus create failed"
 grep -q '^dm_barrier ' /proc/modules || fail "dm_barrier is not loaded after the create"
@@ -64,7 +64,7 @@ expect_eq "write-cache on: drive" "$(drive_write_cache "$DISK_IDE")" 1
 wait_until 10 'test "$(bd_prop sb State)" = healthy' || fail "not healthy after write-cache on"
 log "barrierd's journal:"
 journalctl -b -u $UNIT --no-pager -o cat | tail -n 12
-journalctl -b -u $UNIT --no-pager -o cat | grep -q "write cache of $(disk_name "$DISK_IDE") turned off by request" ||
+journalctl -b -u $UNIT --no-pager -o cat | has "write cache of $(disk_name "$DISK_IDE") turned off by request" ||
 	fail "the switch was not logged by the unit"
 expect_eq "MainPID unchanged (no crash, no restart)" "$(uprop MainPID)" "$pid"
 # --- and all of that from inside the sandbox, still in force

@@ -40,7 +40,7 @@ expect_eq "PollIntervalUSec before" "$(busctl get-property $BD_BUS $BD_PATH $BD_
 mkdir -p /etc/barrierd.conf.d
 printf '[Daemon]\nPollIntervalSec=5\n' >/etc/barrierd.conf.d/50-test.conf
 systemctl reload $UNIT || fail "systemctl reload failed"
-wait_until 10 'junit | grep -q "Reload: configuration applied"' ||
+wait_until 10 'junit | has "Reload: configuration applied"' ||
 	fail "no 'Reload: configuration applied' in the journal after systemctl reload"
 expect_eq "PollIntervalUSec after reload" "$(busctl get-property $BD_BUS $BD_PATH $BD_MGR PollIntervalUSec)" "t 5000000"
 expect_eq "MainPID after reload" "$(uprop MainPID)" "$pid"

@@ -5,7 +5,7 @@
 # kernel must not complain.
 # Negative control: a cycle that leaves the mapping in place makes rmmod
 # fail, and the test checks that it does.
-# vm: ide ahci
+# vm: ide ahci smp=1
 # timeout: 400
 source "$PROJECT/tests/vm/lib.sh"
 

@@ -100,8 +100,8 @@ wait_until 15 'test "$(bstatus d held)" = 1' || fail "D: the barrier was not hel
 bg d2 dsync_write /dev/mapper/d 2
 wait_until 15 'bg_done d1 d2' || fail "D: the hold did not expire"
 took=$((($(date +%s%N) - start) / 1000000))
-bg_out d1 | grep -q "Input/output error" || fail "D: held barrier: '$(bg_out d1)', want EIO"
-bg_out d2 | grep -q "Operation not supported" || fail "D: later barrier: '$(bg_out d2)', want EOPNOTSUPP"
+bg_out d1 | has "Input/output error" || fail "D: held barrier: '$(bg_out d1)', want EIO"
+bg_out d2 | has "Operation not supported" || fail "D: later barrier: '$(bg_out d2)', want EOPNOTSUPP"
 [ "$took" -ge 3000 ] || fail "D: failed after ${took} ms, before the 3000 ms hold ended"
 log "D: failed after ${took} ms"
 expect_eq "D: replayed" "$(bstatus d replayed)" 0
@@ -120,7 +120,7 @@ for how in "" --noflush; do
 	timeout 30 dmsetup suspend $how e || fail "E$how: suspend failed or hung"
 	took=$((($(date +%s%N) - start) / 1000000))
 	wait_until 10 'bg_done e1 e2' || fail "E$how: bios still pending after suspend"
-	bg_out e1 | grep -q "Input/output error" || fail "E$how: held barrier: '$(bg_out e1)'"
+	bg_out e1 | has "Input/output error" || fail "E$how: held barrier: '$(bg_out e1)'"
 	expect_eq "E$how: write behind the hold" "$(bg_rc e2)" 0
 	dmsetup resume e
 	got=$(dd if=/dev/mapper/e bs=4k count=1 skip=40 iflag=direct status=none | tr -d '\0')

@@ -8,7 +8,7 @@
 # being wrong) plus seeded random combinations that are invalid by
 # construction.  Negative control: the same tool is fed valid lines and
 # messages and must report them accepted (so it can tell).
-# vm: ide ahci
+# vm: ide ahci smp=1
 # timeout: 400
 source "$PROJECT/tests/vm/lib.sh"
 

@@ -3,7 +3,7 @@
 # printed recreates the device exactly (a second device made from it prints
 # the same line), the status line has the documented 15 fields, and the
 # mapping advertises a write-back cache with FUA over a disk without FUA.
-# vm: ide ahci
+# vm: ide ahci smp=1
 # timeout: 120
 source "$PROJECT/tests/vm/lib.sh"
 
@@ -75,7 +75,7 @@ echo "$measured"
 for want in "start=8,mode=fua,fallback=drain,hold_on_flush_error=2500" \
 	"start=8,mode=drain,fallback=drain,hold_on_flush_error=2500" \
 	"start=0,mode=flush,fallback=none,hold_on_flush_error=0"; do
-	echo "$measured" | grep -q "target_name=barrier,target_version=1.0.0,device_name=[0-9]*:[0-9]*,$want\$" ||
+	echo "$measured" | has "target_name=barrier,target_version=1.0.0,device_name=[0-9]*:[0-9]*,$want\$" ||
 		fail "no IMA measurement ending '$want'"
 done
 

@@ -130,6 +130,10 @@ bg_out() { cat "$WORK/$1.out"; }
 # kmsg_has PATTERN: does the kernel log contain PATTERN (grep -E)?  (Not
 # `dmesg | grep -q`: with pipefail, grep's early exit fails the pipeline.)
 kmsg_has() { grep -qE -- "$1" <(dmesg); }
+# CMD | has [GREP-OPTIONS] PATTERN: grep -q that reads all of its input, so
+# that the writer never dies of SIGPIPE (under pipefail, `CMD | grep -q`
+# fails when CMD writes after the first match: ldd, dmesg, journalctl).
+has() { grep "$@" >/dev/null; }
 
 # ------------------------------------------------------- test modules
 # load_testmod NAME [PARAM=VALUE...]: insmod the test-only module NAME.ko
