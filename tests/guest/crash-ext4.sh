@@ -8,7 +8,7 @@
 # cache loses every other write it should have made durable at the flush
 # before last (--mutate lose-previous) must fail e2fsck, or the check
 # proves nothing.
-# vm: ide ahci smp=1
+# vm: ide ahci
 # timeout: 300
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/crash.lib"
