@@ -24,7 +24,6 @@
 
 #define ERROR_NO_SUCH_DEVICE "org.dmbarrier1.Error.NoSuchDevice"
 #define ERROR_EXISTS "org.dmbarrier1.Error.Exists"
-#define ERROR_BUSY "org.dmbarrier1.Error.Busy"
 #define ERROR_NOT_SUPPORTED "org.dmbarrier1.Error.NotSupported"
 #define ERROR_FAILED "org.dmbarrier1.Error.Failed"
 

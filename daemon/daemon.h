@@ -29,6 +29,8 @@
 #define BUS_DEVICE_PREFIX "/org/dmbarrier1/device"
 #define BUS_MANAGER_IFACE "org.dmbarrier1.Manager"
 #define BUS_DEVICE_IFACE "org.dmbarrier1.Device"
+/* The reply to a call that cannot be taken now (bus.c, polkit.c). */
+#define ERROR_BUSY "org.dmbarrier1.Error.Busy"
 #define STATE_DIR "/run/barrierd"
 
 /* Mappings barrierd will manage at most (each costs a few ioctls per tick). */

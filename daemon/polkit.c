@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "daemon.h"
 #include "log.h"
 #include "macro.h"
 #include "polkit.h"
@@ -33,7 +34,6 @@
 #define POLKIT_FLAG_ALLOW_USER_INTERACTION 1U
 /* A caller allowed to be asked for a password has time to type it. */
 #define POLKIT_INTERACTIVE_TIMEOUT_USEC (120 * USEC_PER_SEC)
-#define ERROR_BUSY "org.dmbarrier1.Error.Busy"
 
 enum verdict {
 	VERDICT_PENDING,
