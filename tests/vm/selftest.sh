@@ -7,7 +7,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-"$here/run" -o "${1:-$here/../../build/vm-selftest}" "$here"/selftest/*.sh >"$out" 2>&1
+# pass: its RESULT line garbled (the verdict must come from pass.result);
+# lost-result: garbled and no file (it must fail).
+DMB_SELFTEST_GARBLE="pass lost-result" DMB_SELFTEST_NOFILE=lost-result \
+	"$here/run" -o "${1:-$here/../../build/vm-selftest}" "$here"/selftest/*.sh >"$out" 2>&1
 rc=$?
 sed 's/^/  | /' "$out"
 bad=0
@@ -22,9 +25,11 @@ check() { # check DESCRIPTION REGEX
 [ $rc -ne 0 ] && echo "selftest ok: the run exits non-zero ($rc)" ||
 	{ echo "selftest FAILED: the run exited 0 with failing tests"; bad=1; }
 check "a passing test passes" '^PASS pass '
+check "a garbled RESULT line: the verdict from NAME.result" '^run: pass: no RESULT line on the console'
+check "no RESULT line and no file: the test fails" '^FAIL lost-result .*no result from the guest'
 check "a failing test fails with its reason" '^FAIL fails .*deliberate failure'
 check "a kernel WARNING fails a test that exited 0" '^FAIL warns .*dmesg: .*WARNING'
 check "a test past its timeout fails by name" '^FAIL hangs .*timed out after 5s'
 check "a mapping left behind is cleaned up" '^PASS leaves-mapping '
-check "the summary counts them" '^2 passed, 3 failed$'
+check "the summary counts them" '^2 passed, 4 failed$'
 exit $bad
