@@ -39,7 +39,9 @@ static void usage(FILE *f)
 		"                          fail: lose-flushed (the writes before every other\n"
 		"                          flush are lost) or lose-previous (at each point,\n"
 		"                          every other write of the window before the last\n"
-		"                          flush is missing, the later ones there); default none\n"
+		"                          flush is missing, the later ones there; its odd\n"
+		"                          positions) or lose-previous-even (its even ones);\n"
+		"                          default none\n"
 		"  -L, --list              print the entries, replay nothing\n"
 		"  -h, --help              this text\n"
 		"Exit status: 0 clean, 1 a check failed, 2 log unusable or too few points, 64 usage.\n");

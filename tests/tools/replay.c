@@ -274,23 +274,27 @@ static int replay_apply_held(struct replay_state *s, const struct replay_entry *
 	return replay_apply(s->log, e, s->devfd, &s->st->bytes);
 }
 
-/* Redoes the window's writes in log order: every one (step 1) or every other (step 2). */
-static int held_reapply(struct replay_state *s, const struct held_window *h, size_t step)
+/*
+ * Redoes the window's writes in log order from position first: every one
+ * (step 1) or every other (step 2).
+ */
+static int held_reapply(struct replay_state *s, const struct held_window *h,
+			size_t first, size_t step)
 {
 	int r = 0;
 
-	for (size_t i = 0; i < h->n && r == 0; i += step)
+	for (size_t i = first; i < h->n && r == 0; i += step)
 		r = replay_apply(s->log, &h->w[i].e, s->devfd, NULL);
 	return r;
 }
 
-/* Undoes the window's writes at odd positions, newest first. */
-static int held_undo_odd(struct replay_state *s, const struct held_window *h)
+/* Undoes the window's writes at positions of this parity, newest first. */
+static int held_undo(struct replay_state *s, const struct held_window *h, size_t parity)
 {
 	int r = 0;
 
 	for (size_t i = h->n; i-- > 0 && r == 0;) {
-		if (i % 2)
+		if (i % 2 == parity)
 			r = pwrite_all(s->devfd, h->w[i].old,
 				       h->w[i].e.nr_sectors * s->log->sectorsize,
 				       h->w[i].e.sector * s->log->sectorsize);
@@ -334,25 +338,26 @@ static int replay_point(struct replay_state *s, const struct replay_entry *e);
  */
 static int replay_point_lose_previous(struct replay_state *s, const struct replay_entry *e)
 {
+	size_t lost = s->o->mutation == REPLAY_LOSE_PREVIOUS_EVEN ? 0 : 1;
 	struct held_window t;
 	int r = 0;
 
 	if (!s->cur.n)	/* no write since the last flush: nothing moves */
 		return replay_point(s, e);
-	if (s->dirty && s->prev.n > 1) {
-		s->st->dropped += s->prev.n / 2;
-		r = held_undo_odd(s, &s->prev);
+	if (s->dirty && s->prev.n > 1) {	/* a window of one loses nothing */
+		s->st->dropped += (s->prev.n + 1 - lost) / 2;
+		r = held_undo(s, &s->prev, lost);
 		if (r == 0)
-			r = held_reapply(s, &s->prev, 2);
+			r = held_reapply(s, &s->prev, 1 - lost, 2);
 		if (r == 0)
-			r = held_reapply(s, &s->cur, 1);
+			r = held_reapply(s, &s->cur, 0, 1);
 	}
 	if (r == 0)
 		r = replay_point(s, e);
 	if (r == 0)
-		r = held_reapply(s, &s->prev, 1);
+		r = held_reapply(s, &s->prev, 0, 1);
 	if (r == 0)
-		r = held_reapply(s, &s->cur, 1);
+		r = held_reapply(s, &s->cur, 0, 1);
 	held_clear(&s->prev);
 	t = s->prev;
 	s->prev = s->cur;
@@ -376,6 +381,9 @@ static int replay_loop(struct replay_state *s)
 	struct replay_entry e;
 	int r;
 
+	bool lose_previous = opts->mutation == REPLAY_LOSE_PREVIOUS ||
+			     opts->mutation == REPLAY_LOSE_PREVIOUS_EVEN;
+
 	while (!replay_done(s) && (r = replay_log_next(s->log, &e)) != 0) {
 		bool mutate = s->checking && opts->mutation != REPLAY_EXACT;
 
@@ -394,7 +402,7 @@ static int replay_loop(struct replay_state *s)
 		if (e.flags & REPLAY_FLUSH) {
 			st->flushes++;
 			/* a flush with data: its data goes after the flush */
-			if (mutate && opts->mutation == REPLAY_LOSE_PREVIOUS)
+			if (mutate && lose_previous)
 				r = replay_point_lose_previous(s, &e);
 			else
 				r = replay_point(s, &e);
@@ -412,7 +420,7 @@ static int replay_loop(struct replay_state *s)
 				st->dropped++;
 				continue;
 			}
-			if (mutate && opts->mutation == REPLAY_LOSE_PREVIOUS)
+			if (mutate && lose_previous)
 				r = replay_apply_held(s, &e);
 			else
 				r = replay_apply(s->log, &e, s->devfd, &st->bytes);
@@ -453,6 +461,7 @@ static const char *const mutation_names[] = {
 	[REPLAY_EXACT] = "none",
 	[REPLAY_LOSE_FLUSHED] = "lose-flushed",
 	[REPLAY_LOSE_PREVIOUS] = "lose-previous",
+	[REPLAY_LOSE_PREVIOUS_EVEN] = "lose-previous-even",
 };
 
 const char *replay_mutation_name(enum replay_mutation m)

@@ -68,8 +68,15 @@ enum replay_mutation {
 	 * each flush point every other write between the two flushes before
 	 * it is missing while the later ones are there (they are put back
 	 * after the check, so the replay goes on from the exact state).
+	 * Every other: the writes at odd positions of that window.
 	 */
 	REPLAY_LOSE_PREVIOUS,
+	/*
+	 * The same, the writes at even positions lost (the first among them):
+	 * which of a journal's blocks a lost write hits depends on the order
+	 * the writes completed in, so a negative control runs both.
+	 */
+	REPLAY_LOSE_PREVIOUS_EVEN,
 };
 
 struct replay_opts {

@@ -354,36 +354,72 @@ static void test_mutation_lose_flushed(void **state)
 	free(l.b);
 }
 
-static void test_mutation_lose_previous(void **state)
+/*
+ * The log both lose-previous tests replay: windows of one, three, two and
+ * zero writes, then one.
+ */
+static struct logbuf lose_previous_log(void)
 {
 	struct logbuf l = lb_new();
-	struct replay_opts o = { .every = 1, .mutation = REPLAY_LOSE_PREVIOUS };
-	struct replay_stats st;
-	struct seen s = { .fail_at = UINT64_MAX };
-	char final[DEV_SECTORS + 1];
 
-	(void)state;
 	lb_write(&l, 0, 'a');
 	lb_flush(&l);
 	lb_write(&l, 1, 'b');
-	lb_write(&l, 2, 'c');	/* odd position: lost at the next point */
+	lb_write(&l, 2, 'c');
 	lb_write(&l, 5, 'f');
 	lb_flush(&l);
-	lb_write(&l, 2, 'C');	/* overwrites the write that is lost */
-	lb_write(&l, 3, 'd');	/* lost at the next point */
+	lb_write(&l, 2, 'C');	/* overwrites c */
+	lb_write(&l, 3, 'd');
 	lb_flush(&l);
 	lb_flush(&l);
 	lb_write(&l, 4, 'e');
 	lb_flush(&l);
+	return l;
+}
+
+/* Replays that log with mutation m: the four checked states, the dropped writes. */
+static void lose_previous_case(enum replay_mutation m, const char *const want[4], uint64_t dropped)
+{
+	struct logbuf l = lose_previous_log();
+	struct replay_opts o = { .every = 1, .mutation = m };
+	struct replay_stats st;
+	struct seen s = { .fail_at = UINT64_MAX };
+	char final[DEV_SECTORS + 1];
+
 	assert_int_equal(run(&l, &o, &s, &st, final), 0);
 	assert_int_equal(s.n, 4);
-	assert_string_equal(s.state[0], "a.......");	/* nothing before it */
-	assert_string_equal(s.state[1], "abc..f..");	/* a window of one loses nothing */
-	assert_string_equal(s.state[2], "abCd.f..");	/* c lost, but C is on top */
-	assert_string_equal(s.state[3], "abC.ef..");	/* d lost; the empty window skipped */
+	for (int i = 0; i < 4; i++)
+		assert_string_equal(s.state[i], want[i]);
 	assert_string_equal(final, "abCdef..");	/* the replay goes on exactly */
-	assert_int_equal(st.dropped, 2);
+	assert_int_equal(st.dropped, dropped);
 	free(l.b);
+}
+
+static void test_mutation_lose_previous(void **state)
+{
+	static const char *const want[4] = {
+		"a.......",	/* nothing before it */
+		"abc..f..",	/* a window of one loses nothing */
+		"abCd.f..",	/* c (odd) lost, but C is on top */
+		"abC.ef..",	/* d lost; the empty window skipped */
+	};
+
+	(void)state;
+	lose_previous_case(REPLAY_LOSE_PREVIOUS, want, 2);
+}
+
+/* The same log with the even positions lost. */
+static void test_mutation_lose_previous_even(void **state)
+{
+	static const char *const want[4] = {
+		"a.......",
+		"abc..f..",	/* a window of one loses nothing */
+		"a.Cd....",	/* b and f lost, c under C */
+		"abcdef..",	/* C lost: the old c is there */
+	};
+
+	(void)state;
+	lose_previous_case(REPLAY_LOSE_PREVIOUS_EVEN, want, 3);
 }
 
 int main(void)
@@ -395,6 +431,7 @@ int main(void)
 		cmocka_unit_test(test_start_mark_and_failures),
 		cmocka_unit_test(test_mutation_lose_flushed),
 		cmocka_unit_test(test_mutation_lose_previous),
+		cmocka_unit_test(test_mutation_lose_previous_even),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
