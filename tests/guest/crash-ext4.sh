@@ -6,8 +6,8 @@
 # then -fn) must be clean and the files fsync()ed before the last mark
 # must exist.  Negative control: the same log replayed as a disk whose
 # cache loses every other write it should have made durable at the flush
-# before last (--mutate lose-previous) must fail e2fsck, or the check
-# proves nothing.
+# before last (--mutate lose-previous, or -even if that misses) must fail
+# e2fsck, or the check proves nothing.
 # vm: ide ahci
 # timeout: 300
 source "$PROJECT/tests/vm/lib.sh"
@@ -35,11 +35,24 @@ points=$(sed -n 's/^replay: \([0-9]*\) points checked.*/\1/p' "$WORK/exact.out")
 log "ok: $points flush points clean in $(($(date +%s) - start)) s"
 
 log "replay, mutated (negative control)"
-rc=0
-crash_replay "$WORK/mutated.out" --mutate "${DMB_CRASH_MUTATE:-lose-previous}" --max-failures "${DMB_CRASH_MAX_FAILURES:-2}" || rc=$?
-expect_eq "dmb-replay-log status with a mutation (1: a check failed)" "$rc" 1
-crash_failure_kinds "$WORK/mutated.out"
-fsck_failed=$(grep -cE '^--- point .*check status (4|8|1[0-9])$' "$WORK/mutated.out" || true)
-[ "$fsck_failed" -gt 0 ] || fail "the mutated replay failed no fsck: the check would not see a broken barrier"
+# Which of a transaction's journal blocks the lost writes are depends on
+# the order the writes completed in, and losing its descriptor block hides
+# the whole transaction (an older file system, consistent): on one vCPU a
+# lose-previous replay once dropped 105 writes and failed no e2fsck.  So
+# the odd positions are lost first and, if no point failed e2fsck, the
+# even ones.
+fsck_failed=0
+for mutation in ${DMB_CRASH_MUTATE:-lose-previous lose-previous-even}; do
+	rc=0
+	crash_replay "$WORK/mutated-$mutation.out" --mutate "$mutation" \
+		--max-failures "${DMB_CRASH_MAX_FAILURES:-2}" || rc=$?
+	case $rc in 0 | 1) ;; *) fail "dmb-replay-log status $rc with --mutate $mutation" ;; esac
+	crash_failure_kinds "$WORK/mutated-$mutation.out"
+	n=$(grep -cE '^--- point .*check status (4|8|1[0-9])$' "$WORK/mutated-$mutation.out" || true)
+	log "$mutation: status $rc, $n points fail e2fsck"
+	fsck_failed=$((fsck_failed + n))
+	[ "$n" -gt 0 ] && break
+done
+[ "$fsck_failed" -gt 0 ] || fail "the mutated replays failed no fsck: the check would not see a broken barrier"
 log "ok: $fsck_failed points of the mutated replay fail e2fsck"
 rmmod brd
