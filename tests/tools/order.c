@@ -24,6 +24,21 @@
  * whose windows overlap are not ordered and are only counted.
  * Each rule is a dominance count (points with key < k and value > v),
  * answered for all barriers at once with a sweep and a Fenwick tree.
+ *
+ * A completion (C) on the dm device names no bio, only its sector, size
+ * and direction (the key), which every empty flush shares.  It is paired
+ * with its Q in two passes.  First (pair_own()), a C traced in process
+ * context (tracefs only) by a pid whose latest Q on the dm device has the
+ * same key and no C yet is that bio's: completed within its submitter's
+ * submit_bio(), as a target answers a clean flush in map().  Then the
+ * other Cs (irq context, another pid: a kworker, or blkparse, which shows
+ * no context) go FIFO to the oldest open Q of their key that the first
+ * pass did not pair.  FIFO alone gave one thread's flush, answered in
+ * map(), the C of another's flush that the disk completed meanwhile.
+ * When several such Qs of a key are open at a C, FIFO's choice is a
+ * guess: each of them gets the range of completions it could have had
+ * (c_lo, c_hi), counted as ambiguous, and each rule reads the end of the
+ * range that breaks it least, so that a guess invents no violation.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -304,6 +319,12 @@ static uint64_t bio_key(uint64_t sector, uint32_t nsect, uint16_t flags)
 	return k | ((flags & TF_WRITE) ? 1ULL << 63 : 0);
 }
 
+/* A zero-sized Q prints no sector; its C prints one. */
+static uint64_t ev_key(const struct tev *ev)
+{
+	return ev->nsect ? bio_key(ev->sector, ev->nsect, ev->flags) : bio_key(0, 0, ev->flags);
+}
+
 static int find_devices(const struct tev *ev, size_t n, const struct ord_opts *o,
 			struct ord_report *rep)
 {
@@ -362,10 +383,13 @@ static size_t fifo_pop(struct fifo *q)
 
 struct scan {
 	struct hmap open;	/* bio key -> FIFO (index into fifos) */
+	size_t *own_c;		/* per bio: its C's index in the events (pair_own()), or NONE */
 	struct hmap by_sector;	/* dm sector -> latest bio with it */
 	struct hmap pending;	/* pid -> bio whose acceptance bound is open */
 	struct hmap last_q;	/* pid -> its latest bio */
 	size_t *fifo_head, *fifo_tail, nfifo;
+	size_t *period_head;	/* per FIFO: first bio since it was last empty */
+	size_t *await_head;	/* per FIFO: first bio Q'd since its last C */
 	size_t *next;		/* per bio: next in its FIFO */
 	size_t empty_head;	/* oldest empty flush that may still be remapped */
 	struct rq_list d, c, zero_c;
@@ -381,8 +405,11 @@ static void scan_free(struct scan *s)
 	hmap_free(&s->by_sector);
 	hmap_free(&s->pending);
 	hmap_free(&s->last_q);
+	free(s->own_c);
 	free(s->fifo_head);
 	free(s->fifo_tail);
+	free(s->period_head);
+	free(s->await_head);
 	free(s->next);
 	free(s->d.v);
 	free(s->c.v);
@@ -402,17 +429,51 @@ static void close_pending(struct scan *s, struct ord_report *rep, uint32_t pid, 
 	}
 }
 
-static int scan_dm(struct scan *s, struct ord_report *rep, const struct tev *ev)
+/*
+ * The first pass of the pairing (see the top): @own_c[b] becomes the
+ * index in @ev of the C that bio b's submitter traced for it in process
+ * context, NONE for the others.  The pid's latest Q, not its oldest open
+ * one of the key: this pass cannot see which of its older Qs irq context
+ * completed already (a thread whose flushes sometimes reach the disk).
+ */
+static int pair_own(const struct tev *ev, size_t n, uint32_t dm, size_t *own_c, size_t nq)
 {
-	uint64_t key = bio_key(ev->sector, ev->nsect, ev->flags);
-	size_t *f, b;
+	_cleanup_free_ size_t *qev = malloc((nq + 1) * sizeof(*qev));
+	struct hmap last;	/* pid -> its latest bio */
+	size_t b = 0, *l;
+
+	if (!qev || hmap_init(&last, nq) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		if (ev[i].dev != dm)
+			continue;
+		if (ev[i].act == 'Q') {
+			own_c[b] = NONE;
+			qev[b] = i;
+			*hmap_slot(&last, ev[i].pid) = b++;
+		} else if (ev[i].act == 'C' && ev[i].proc_ctx) {
+			l = hmap_slot(&last, ev[i].pid);
+			if (*l != NONE && own_c[*l] == NONE && ev_key(&ev[qev[*l]]) == ev_key(&ev[i]))
+				own_c[*l] = i;
+		}
+	}
+	hmap_free(&last);
+	return 0;
+}
+
+/* @ev, event @i of the trace, on the dm device. */
+static int scan_dm(struct scan *s, struct ord_report *rep, const struct tev *ev, size_t i)
+{
+	uint64_t key = ev_key(ev);
+	size_t *f, b, x;
 
 	if (ev->act == 'Q') {
 		struct ord_bio *bio;
 
 		b = rep->nbios++;
 		bio = &rep->bios[b];
-		*bio = (struct ord_bio){ .q = ev->t, .c = ORD_NEVER, .e = ORD_NEVER,
+		*bio = (struct ord_bio){ .q = ev->t, .c = ORD_NEVER, .c_lo = ORD_NEVER,
+					 .c_hi = ORD_NEVER, .e = ORD_NEVER,
 					 .a_t = ORD_NEVER, .d_first = ORD_NEVER,
 					 .d_data = ORD_NEVER, .c_data = ORD_NEVER,
 					 .done = ORD_NEVER, .durable = ORD_NEVER,
@@ -425,23 +486,35 @@ static int scan_dm(struct scan *s, struct ord_report *rep, const struct tev *ev)
 		if (ev->nsect)
 			*hmap_slot(&s->by_sector, ev->sector) = b;
 		s->next[b] = NONE;
+		if (s->own_c[b] != NONE)
+			return 0; /* its C is known: not in the FIFO */
 		f = hmap_slot(&s->open, key);
 		if (*f == NONE) {
 			*f = s->nfifo++;
-			s->fifo_head[*f] = s->fifo_tail[*f] = b;
-		} else if (s->fifo_head[*f] == NONE) {
-			s->fifo_head[*f] = s->fifo_tail[*f] = b;
+			s->fifo_head[*f] = s->await_head[*f] = NONE;
+		}
+		if (s->fifo_head[*f] == NONE) {
+			s->fifo_head[*f] = s->fifo_tail[*f] = s->period_head[*f] = b;
 		} else {
 			s->next[s->fifo_tail[*f]] = b;
 			s->fifo_tail[*f] = b;
 		}
+		if (s->await_head[*f] == NONE)
+			s->await_head[*f] = b;
 		return 0;
 	}
 	if (ev->act != 'C')
 		return 0;
-	/* A zero-sized Q prints no sector; its C prints one. */
-	if (!ev->nsect)
-		key = bio_key(0, 0, ev->flags);
+	if (ev->proc_ctx) {
+		b = *hmap_slot(&s->last_q, ev->pid);
+		if (b != NONE && s->own_c[b] == i) {
+			rep->bios[b].c = rep->bios[b].c_lo = rep->bios[b].c_hi = ev->t;
+			rep->bios[b].err = ev->err;
+			rep->bios[b].own_c = true;
+			rep->own_completions++;
+			return 0;
+		}
+	}
 	f = hmap_slot(&s->open, key);
 	if (*f == NONE || s->fifo_head[*f] == NONE) {
 		if (rep->nbios)
@@ -450,10 +523,23 @@ static int scan_dm(struct scan *s, struct ord_report *rep, const struct tev *ev)
 			rep->before_trace++;
 		return 0;
 	}
+	/* Any open bio Q'd since the last C of the key could be this C's. */
+	for (x = s->await_head[*f]; x != NONE; x = s->next[x])
+		rep->bios[x].c_lo = ev->t;
+	s->await_head[*f] = NONE;
 	b = s->fifo_head[*f];
 	s->fifo_head[*f] = s->next[b];
-	rep->bios[b].c = ev->t;
+	rep->bios[b].c = rep->bios[b].c_hi = ev->t;
 	rep->bios[b].err = ev->err;
+	if (s->fifo_head[*f] != NONE)
+		return 0;
+	/* Empty again: any bio since it was last empty could have had this C. */
+	for (x = s->period_head[*f]; x != NONE; x = s->next[x]) {
+		rep->bios[x].c_hi = ev->t;
+		if (rep->bios[x].c_lo < ev->t)
+			rep->ambiguous++;
+	}
+	s->period_head[*f] = NONE;
 	return 0;
 }
 
@@ -614,15 +700,15 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 			continue;
 		}
 		if (b->nsect && b->a_t != ORD_NEVER) {
-			const struct disk_rq *d = rq_find(&s->d, b->disk_sector, b->a_t, b->c, false);
+			const struct disk_rq *d = rq_find(&s->d, b->disk_sector, b->a_t, b->c_hi, false);
 			const struct disk_rq *c = NULL, *z;
 
 			if (d)
-				c = rq_find(&s->c, b->disk_sector, d->t, b->c, false);
+				c = rq_find(&s->c, b->disk_sector, d->t, b->c_hi, false);
 			if (d && c) {
 				b->d_data = b->d_first = d->t;
 				b->c_data = b->done = c->t;
-				z = rq_find(&s->zero_c, d->sector, c->t, b->c, true);
+				z = rq_find(&s->zero_c, d->sector, c->t, b->c_hi, true);
 				if (z)
 					b->done = z->t;
 				if (c->err) {
@@ -638,7 +724,7 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 			/* Its flush request: the first flush dispatched after the remap. */
 			size_t a = flush_after(s, b->a_t);
 
-			if (a < nfl && first_d[a] <= b->c) {
+			if (a < nfl && first_d[a] <= b->c_hi) {
 				b->d_first = first_d[a];
 				b->done = s->fl[a].c;
 			}
@@ -652,9 +738,10 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 			rep->failed++;
 		if (b->nsect && !b->err && b->d_data == ORD_NEVER)
 			problem(rep, b->line, "a bio with data completed without a disk request for it");
+		/* An ambiguous C: the end of its range that breaks the rules least. */
 		if (b->done == ORD_NEVER)
-			b->done = b->c;
-		b->e = min64(min64(b->e, b->c), b->d_first);
+			b->done = b->c_lo;
+		b->e = min64(min64(b->e, b->c_hi), b->d_first);
 		b->a_end = b->e;
 		if (b->barrier) {
 			rep->barriers++;
@@ -711,14 +798,14 @@ static int check_rule(struct ord_report *rep, enum ord_rule rule)
 		switch (rule) {
 		case ORD_DRAIN:
 			qs[nq++] = (struct dom_q){ .key = ti(b->q),
-						   .thr = ti(b->d_first != ORD_NEVER ? b->d_first : b->c), .idx = i };
+						   .thr = ti(b->d_first != ORD_NEVER ? b->d_first : b->c_hi), .idx = i };
 			break;
 		case ORD_OVERTAKE:
-			qs[nq++] = (struct dom_q){ .key = -ti(b->a_end), .thr = -ti(b->c), .idx = i };
+			qs[nq++] = (struct dom_q){ .key = -ti(b->a_end), .thr = -ti(b->c_lo), .idx = i };
 			break;
 		case ORD_DURABLE:
 			if (!b->err)
-				qs[nq++] = (struct dom_q){ .key = ti(b->q), .thr = ti(b->c), .idx = i };
+				qs[nq++] = (struct dom_q){ .key = ti(b->q), .thr = ti(b->c_hi), .idx = i };
 			break;
 		case ORD_PREFLUSH:
 			if (!b->err && b->d_data != ORD_NEVER)
@@ -744,14 +831,14 @@ static int check_rule(struct ord_report *rep, enum ord_rule rule)
 		bool own = false;
 
 		/* A barrier's own data must be durable when it completes. */
-		if (rule == ORD_DURABLE && b->nsect && b->durable > b->c) {
+		if (rule == ORD_DURABLE && b->nsect && b->durable > b->c_hi) {
 			own = true;
 			v.offenders++;
 		}
 		if (!v.offenders)
 			continue;
 		if (rule == ORD_OVERTAKE) {
-			v.ref_t = b->c;
+			v.ref_t = b->c_lo;
 			v.worst_t = rep->bios[v.worst].d_first;
 		} else {
 			v.ref_t = (uint64_t)qs[i].thr;
@@ -849,21 +936,28 @@ int ord_check(const struct tev *ev, size_t n, const struct ord_opts *o, struct o
 	for (i = 0; i < n; i++)
 		nq += ev[i].dev == rep->dm_dev && ev[i].act == 'Q';
 	rep->bios = calloc(nq + 1, sizeof(*rep->bios));
+	s.own_c = malloc((nq + 1) * sizeof(size_t));
 	s.fifo_head = malloc((nq + 1) * sizeof(size_t));
 	s.fifo_tail = malloc((nq + 1) * sizeof(size_t));
+	s.period_head = malloc((nq + 1) * sizeof(size_t));
+	s.await_head = malloc((nq + 1) * sizeof(size_t));
 	s.next = malloc((nq + 1) * sizeof(size_t));
-	if (!rep->bios || !s.fifo_head || !s.fifo_tail || !s.next ||
+	if (!rep->bios || !s.own_c || !s.fifo_head || !s.fifo_tail || !s.period_head ||
+	    !s.await_head || !s.next ||
 	    hmap_init(&s.open, nq) < 0 || hmap_init(&s.by_sector, nq) < 0 ||
 	    hmap_init(&s.pending, 1024) < 0 || hmap_init(&s.last_q, 1024) < 0) {
 		r = -ENOMEM;
 		goto out;
 	}
+	r = pair_own(ev, n, rep->dm_dev, s.own_c, nq);
+	if (r < 0)
+		goto out;
 
 	for (i = 0; i < n && r >= 0; i++) {
 		const struct tev *e = &ev[i];
 
 		if (e->dev == rep->dm_dev)
-			r = scan_dm(&s, rep, e);
+			r = scan_dm(&s, rep, e, i);
 		else if (e->act == 'A' && e->from_dev == rep->dm_dev)
 			scan_remap(&s, rep, e);
 		else if (e->dev == rep->disk_dev)
@@ -1030,6 +1124,10 @@ void ord_print_summary(FILE *out, const struct ord_report *rep)
 	if (rep->before_trace)
 		fprintf(out, "ignored %" PRIu64 " completions of I/O started before the trace\n",
 			rep->before_trace);
+	if (rep->own_completions || rep->ambiguous)
+		fprintf(out, "completions: %" PRIu64 " by their submitter in process context, %" PRIu64
+			" ambiguous (any of several open bios of their key: checked at the least"
+			" breaking one)\n", rep->own_completions, rep->ambiguous);
 	fprintf(out, "checked pairs: drain %" PRIu64 " overtake %" PRIu64 " durable %" PRIu64
 		" preflush %" PRIu64 "\n", rep->checked[ORD_DRAIN], rep->checked[ORD_OVERTAKE],
 		rep->checked[ORD_DURABLE], rep->checked[ORD_PREFLUSH]);

@@ -29,6 +29,12 @@ extern const char *const ord_rule_names[ORD_NRULES];
 /* One bio as the dm device saw it, with what the disk did for it. */
 struct ord_bio {
 	uint64_t q, c;		/* Q and C on the dm device; c ORD_NEVER if none */
+	/*
+	 * When c is FIFO's guess among several completions that could be this
+	 * bio's (ambiguous, see the top of order.c): the earliest and latest
+	 * of them; else c.
+	 */
+	uint64_t c_lo, c_hi;
 	uint64_t e;		/* acceptance bound: mapped no later than this */
 	uint64_t a_end;		/* for a barrier: accepted no later than this */
 	uint64_t sector;	/* dm sector */
@@ -47,6 +53,7 @@ struct ord_bio {
 	bool barrier;
 	bool skipped;		/* failed with EAGAIN before reaching the disk: retried */
 	bool own_flush;		/* its empty flush was remapped to the disk */
+	bool own_c;		/* completed in its submitter's process context */
 };
 
 struct ord_violation {
@@ -80,6 +87,8 @@ struct ord_report {
 	uint64_t checked[ORD_NRULES];		/* (barrier, bio) pairs checked */
 	uint64_t before_trace;	/* completions, before the first Q, of I/O started earlier */
 	uint64_t unordered_pairs;	/* submitted too close to tell the order */
+	uint64_t own_completions;	/* bios with own_c */
+	uint64_t ambiguous;	/* bios whose completion could be another's (c_lo < c_hi) */
 	uint64_t problems;	/* the trace does not add up; see problem */
 	char problem[256];	/* the first such problem */
 };

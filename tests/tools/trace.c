@@ -14,7 +14,8 @@
  * tracefs's "trace" file (include/trace/events/block.h), which is what
  * the verifier reads on kernels whose blktrace format bookworm's blktrace
  * cannot read (7.x):
- *   "TASK-PID [CPU] FLAGS SECS.USECS: EVENT: PAYLOAD", EVENT one of
+ *   "TASK-PID [CPU] FLAGS SECS.USECS: EVENT: PAYLOAD" (FLAGS: whether the
+ *   event was traced in process context, see ftrace_proc_ctx()), EVENT one of
  *   block_bio_queue    Q  "MAJ,MIN RWBS SECTOR + N [comm]"
  *   block_bio_remap    A  "MAJ,MIN RWBS SECTOR + N <- (MAJ,MIN) FROM"
  *   block_rq_issue     D  "MAJ,MIN RWBS BYTES (CMD) SECTOR + N [PRIO] [comm]"
@@ -234,7 +235,27 @@ static const struct {
 };
 #define N_FTRACE_EVENTS (sizeof(ftrace_events) / sizeof(ftrace_events[0]))
 
-/* "TASK-PID [CPU] FLAGS SECS.USECS" ending at @end: pid, cpu and time. */
+/*
+ * The FLAGS column between @p and @end: "d.s2." (irqs-off, need-resched,
+ * hardirq/softirq, preempt depth, migrate-disable; 4 characters before
+ * 5.13).  Its third character is '.' in process context, 'h' 'H' 's' 'z'
+ * 'Z' in hardirq, softirq or NMI context: there the task shown is only
+ * the one interrupted.  No column (irq-info off) or another shape: not
+ * known, so not process context.
+ */
+static bool ftrace_proc_ctx(const char *p, const char *end)
+{
+	const char *q;
+
+	p = skip_ws(p);
+	for (q = p; q < end && *q != ' ' && *q != '\t'; q++)
+		;
+	if (q >= end || (q - p != 4 && q - p != 5))
+		return false;
+	return p[2] == '.';
+}
+
+/* "TASK-PID [CPU] FLAGS SECS.USECS" ending at @end: pid, cpu, time, context. */
 static int ftrace_read_prefix(const char *line, const char *end, struct tev *ev)
 {
 	unsigned long long sec, usec;
@@ -264,6 +285,7 @@ static int ftrace_read_prefix(const char *line, const char *end, struct tev *ev)
 		;
 	if (cb == line || ob == line || sscanf(ob, "%u]", &cpu) != 1)
 		return -EINVAL;
+	ev->proc_ctx = ftrace_proc_ctx(cb, ts);
 	ob--; /* the '[' */
 	while (ob > line && ob[-1] == ' ')
 		ob--;

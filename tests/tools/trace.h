@@ -48,6 +48,12 @@ struct tev {
 	char act;		/* Q A G I D C M F R P U ... */
 	bool has_sector;
 	bool raw_time;		/* t is a tracefs clock's count, not ns */
+	/*
+	 * tracefs only: traced in process context, its flags column showing
+	 * neither hardirq nor softirq (nor NMI).  False when unknown: blkparse
+	 * prints no context, nor does tracefs with its irq-info option off.
+	 */
+	bool proc_ctx;
 };
 
 struct trace {

@@ -8,6 +8,8 @@
  * completing after a barrier started (drain), a write started before a
  * barrier completed (overtake), the disk's flushes removed (durable).
  * And flushes that libata requeues are followed to their completion.
+ * Small synthetic tracefs traces pin how completions are paired with
+ * their Qs: empty flushes all share one key (order.c, pair_own()).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -102,6 +104,10 @@ static void test_lines(void **state)
 	assert_int_equal(trace_parse_line(
 		"254,0    0       40     0.1   235  Q FWS [iou-wrk-234]\n", &ev), 1);
 	assert_false(ev.has_sector);
+	/* blkparse shows no context: completions are paired FIFO. */
+	assert_int_equal(trace_parse_line(
+		"254,0    0       41     0.2   235  C FWS 0 [0]\n", &ev), 1);
+	assert_false(ev.proc_ctx);
 
 	/* libata's error handler: SCSI passthrough, no data of ours. */
 	assert_int_equal(trace_parse_line("  8,0    0     1777     0.402278340    17  R   R [0]\n", &ev), 0);
@@ -139,6 +145,8 @@ static void test_ftrace_lines(void **state)
 	assert_int_equal(ev.t, 12047070000ULL);
 	assert_int_equal(ev.flags, TF_WRITE | TF_SYNC);
 
+	assert_true(ev.proc_ctx);
+
 	assert_int_equal(trace_parse_ftrace_line(
 		"   dmb-orderload-233     [001] .....    12.048243: block_bio_remap: 8,0 WS 1238536 + 8 <- (254,0) 1238530\n",
 		&ev), 1);
@@ -154,6 +162,7 @@ static void test_ftrace_lines(void **state)
 	assert_int_equal(ev.act, 'C');
 	assert_int_equal(ev.err, -EIO);
 	assert_true(ev.flags & TF_FUA);
+	assert_false(ev.proc_ctx); /* 'h': hardirq */
 
 	/* The flush request: "FF" in the tracepoints, "FN" in blkparse. */
 	assert_int_equal(trace_parse_ftrace_line(
@@ -174,6 +183,7 @@ static void test_ftrace_lines(void **state)
 	assert_true(ev.has_sector);
 	assert_int_equal(ev.sector, 4096);
 	assert_int_equal(ev.pid, 0);
+	assert_false(ev.proc_ctx); /* 's': softirq */
 
 	/* 6.10+ print the I/O priority before the last field. */
 	assert_int_equal(trace_parse_ftrace_line(
@@ -191,6 +201,36 @@ static void test_ftrace_lines(void **state)
 		&ev), 1);
 	assert_int_equal(ev.t, 123456);
 	assert_true(ev.raw_time);
+
+	/*
+	 * The context is the FLAGS column's third character: '.' process
+	 * context; h H s z Z irq context, whatever task it shows (the one
+	 * interrupted, the submitter itself included).  Before 5.13 the
+	 * column has 4 characters; with irq-info off there is none, and the
+	 * context is not known.
+	 */
+	{
+		static const struct {
+			const char *flags;
+			bool proc;
+		} ctx[] = {
+			{ ".....", true }, { ".N...", true }, { "d..1.", true }, { "b....", true },
+			{ "....", true }, { "..s..", false }, { "d.s2.", false }, { "d.h1.", false },
+			{ "dNH2.", false }, { "d.Z1.", false }, { "..s1", false }, { "", false },
+		};
+		char line[160];
+
+		for (size_t i = 0; i < sizeof(ctx) / sizeof(ctx[0]); i++) {
+			snprintf(line, sizeof(line),
+				 "    dmb-syncload-203     [001] %s        15779: block_bio_complete: 254,0 FWS 0 + 0 [0]\n",
+				 ctx[i].flags);
+			assert_int_equal(trace_parse_ftrace_line(line, &ev), 1);
+			assert_int_equal(ev.pid, 203);
+			assert_int_equal(ev.t, 15779);
+			if (ev.proc_ctx != ctx[i].proc)
+				fail_msg("flags '%s': process context %d", ctx[i].flags, ev.proc_ctx);
+		}
+	}
 
 	/* Not ours: headers, other block events; malformed block events. */
 	assert_int_equal(trace_parse_ftrace_line("#           TASK-PID     CPU#  |||||  TIMESTAMP  FUNCTION\n", &ev), 0);
@@ -229,6 +269,279 @@ static void test_ftrace_read(void **state)
 	assert_int_equal(t.ev[1].act, 'A');
 	assert_int_equal(t.ev[2].dev, TDEV(8, 0));
 	assert_true(t.ev[0].t < t.ev[1].t && t.ev[1].t < t.ev[2].t);
+	trace_free(&t);
+}
+
+/* ------------------------------------------------ pairing C with Q */
+
+/*
+ * A synthetic tracefs trace (counter clock) checked as --durability does;
+ * @drop_ctx: as if no event's context were known (blkparse's case).
+ */
+static void check_text(const char *text, bool drop_ctx, struct trace *t, struct ord_report *rep)
+{
+	const struct ord_opts o = { .durability = true };
+	uint32_t bad = 0;
+	FILE *f = fmemopen((void *)text, strlen(text), "r");
+
+	assert_non_null(f);
+	*t = (struct trace){ 0 };
+	if (trace_read(f, t, &bad) < 0)
+		fail_msg("line %u unreadable", bad);
+	fclose(f);
+	for (size_t i = 0; drop_ctx && i < t->n; i++)
+		t->ev[i].proc_ctx = false;
+	assert_int_equal(ord_check(t->ev, t->n, &o, rep), 0);
+	if (rep->problems)
+		fail_msg("the trace does not add up: %s", rep->problem);
+}
+
+static uint64_t total_violations(const struct ord_report *rep)
+{
+	uint64_t n = 0;
+
+	for (int i = 0; i < ORD_NRULES; i++)
+		n += rep->violations[i];
+	return n;
+}
+
+/*
+ * Events 15662-15682 and 15779 of a target-durable trace (dmb-syncload:
+ * thread A, pid 202, writes a fresh block O_DIRECT then fdatasync()s;
+ * thread B, pid 203, fdatasync()s in a loop), the disk's Qs left out.
+ * B's empty flush (Q 15662) is answered in map() without a disk command,
+ * its C traced by B in process context at 15779; A's (Q 15670) goes to
+ * the disk and completes in softirq at 15676, before A's next write (Q
+ * 15677) reaches the disk (D 15680).  FIFO by key gave 15676 to B's Q
+ * and 15779 to A's: a false overtake for A's barrier.
+ */
+static const char evidence_trace[] =
+	"    dmb-syncload-203     [001] .....        15662: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+	"    dmb-syncload-202     [000] .....        15663: block_bio_queue: 254,0 WS 1064 + 8 [dmb-syncload]\n"
+	"    dmb-syncload-202     [000] .....        15664: block_bio_remap: 8,0 WS 1064 + 8 <- (254,0) 1064\n"
+	"    kworker/0:1H-158     [000] .....        15666: block_rq_issue: 8,0 WS 4096 () 1064 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.        15667: block_rq_complete: 8,0 WS () 1064 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        15669: block_bio_complete: 254,0 WS 1064 + 8 [0]\n"
+	"    dmb-syncload-202     [000] .....        15670: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+	"    dmb-syncload-202     [000] .....        15671: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+	"    kworker/0:1H-158     [000] .....        15673: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.        15674: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+	"          <idle>-0       [000] d.s2.        15675: block_rq_complete: 8,0 WS () 0 + 0 [0]\n"
+	"          <idle>-0       [000] d.s2.        15676: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+	"    dmb-syncload-202     [000] .....        15677: block_bio_queue: 254,0 WS 1072 + 8 [dmb-syncload]\n"
+	"    dmb-syncload-202     [000] .....        15678: block_bio_remap: 8,0 WS 1072 + 8 <- (254,0) 1072\n"
+	"    kworker/0:1H-158     [000] .....        15680: block_rq_issue: 8,0 WS 4096 () 1072 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.        15681: block_rq_complete: 8,0 WS () 1072 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        15682: block_bio_complete: 254,0 WS 1072 + 8 [0]\n"
+	"    dmb-syncload-203     [001] .....        15779: block_bio_complete: 254,0 FWS 0 + 0 [0]\n";
+
+/* Bios of evidence_trace, in Q order. */
+enum { EV_B_FLUSH, EV_A_W1064, EV_A_FLUSH, EV_A_W1072 };
+
+static void test_pair_own_completion(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	const struct ord_bio *bf, *af, *w;
+
+	(void)state;
+	check_text(evidence_trace, false, &t, &rep);
+	assert_int_equal(rep.nbios, 4);
+	bf = &rep.bios[EV_B_FLUSH];
+	af = &rep.bios[EV_A_FLUSH];
+	w = &rep.bios[EV_A_W1072];
+	assert_int_equal(rep.barriers, 2);
+	assert_int_equal(bf->c, 15779);
+	assert_true(bf->own_c);
+	assert_int_equal(af->c, 15676);
+	assert_false(af->own_c);
+	assert_int_equal(af->c_lo, af->c);
+	assert_int_equal(af->c_hi, af->c);
+	assert_int_equal(rep.own_completions, 1);
+	assert_int_equal(rep.ambiguous, 0);
+	assert_true(rep.checked[ORD_OVERTAKE] > 0);
+	if (total_violations(&rep))
+		fail_msg("own completion paired first: %" PRIu64 " overtake violations",
+			 rep.violations[ORD_OVERTAKE]);
+	ord_report_free(&rep);
+
+	/* A softirq interrupting B shows B's pid: still not B's own C. */
+	for (size_t i = 0; i < t.n; i++) {
+		if (t.ev[i].t == 15676) {
+			assert_false(t.ev[i].proc_ctx);
+			t.ev[i].pid = 203;
+		}
+	}
+	assert_int_equal(ord_check(t.ev, t.n, &(struct ord_opts){ .durability = true }, &rep), 0);
+	assert_int_equal(rep.bios[EV_B_FLUSH].c, 15779);
+	assert_int_equal(rep.bios[EV_A_FLUSH].c, 15676);
+	assert_int_equal(total_violations(&rep), 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/*
+	 * Without the context (blkparse): FIFO by key gives A's barrier
+	 * 15779, after A's next write, accepted after it, reached the disk:
+	 * the false overtake.  Two Qs of the key were open at each C, so
+	 * the pairing is a guess (ambiguous): the rule reads A's earliest
+	 * possible completion, 15676, and reports nothing.
+	 */
+	check_text(evidence_trace, true, &t, &rep);
+	af = &rep.bios[EV_A_FLUSH];
+	w = &rep.bios[EV_A_W1072];
+	assert_int_equal(rep.own_completions, 0);
+	assert_int_equal(rep.bios[EV_B_FLUSH].c, 15676);
+	assert_int_equal(af->c, 15779);
+	assert_true(w->q > af->a_end && w->d_first < af->c);
+	assert_int_equal(af->c_lo, 15676);
+	assert_int_equal(af->c_hi, 15779);
+	assert_int_equal(rep.ambiguous, 2);
+	assert_int_equal(total_violations(&rep), 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * The same shape, but A's next write is dispatched to the disk (D 15676)
+ * while A's barrier is still in flight (its flush completes at 15677, the
+ * barrier at 15679): a real overtake, still reported.
+ */
+static void test_pair_own_overtake_kept(void **state)
+{
+	static const char text[] =
+		"    dmb-syncload-203     [001] .....        15662: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-202     [000] .....        15663: block_bio_queue: 254,0 WS 1064 + 8 [dmb-syncload]\n"
+		"    dmb-syncload-202     [000] .....        15664: block_bio_remap: 8,0 WS 1064 + 8 <- (254,0) 1064\n"
+		"    kworker/0:1H-158     [000] .....        15666: block_rq_issue: 8,0 WS 4096 () 1064 + 8 [kworker/0:1H]\n"
+		"          <idle>-0       [000] ..s1.        15667: block_rq_complete: 8,0 WS () 1064 + 8 [0]\n"
+		"          <idle>-0       [000] ..s1.        15669: block_bio_complete: 254,0 WS 1064 + 8 [0]\n"
+		"    dmb-syncload-202     [000] .....        15670: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-202     [000] .....        15671: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+		"    kworker/0:1H-158     [000] .....        15673: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n"
+		"    dmb-syncload-202     [000] .....        15674: block_bio_queue: 254,0 WS 1072 + 8 [dmb-syncload]\n"
+		"    dmb-syncload-202     [000] .....        15675: block_bio_remap: 8,0 WS 1072 + 8 <- (254,0) 1072\n"
+		"    kworker/0:1H-158     [000] .....        15676: block_rq_issue: 8,0 WS 4096 () 1072 + 8 [kworker/0:1H]\n"
+		"          <idle>-0       [000] ..s1.        15677: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+		"          <idle>-0       [000] d.s2.        15678: block_rq_complete: 8,0 WS () 0 + 0 [0]\n"
+		"          <idle>-0       [000] d.s2.        15679: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+		"          <idle>-0       [000] ..s1.        15680: block_rq_complete: 8,0 WS () 1072 + 8 [0]\n"
+		"          <idle>-0       [000] ..s1.        15681: block_bio_complete: 254,0 WS 1072 + 8 [0]\n"
+		"    dmb-syncload-203     [001] .....        15779: block_bio_complete: 254,0 FWS 0 + 0 [0]\n";
+	struct trace t;
+	struct ord_report rep;
+
+	(void)state;
+	check_text(text, false, &t, &rep);
+	assert_int_equal(rep.nbios, 4);
+	assert_int_equal(rep.bios[EV_A_FLUSH].c, 15679);
+	assert_int_equal(rep.bios[EV_B_FLUSH].c, 15779);
+	assert_int_equal(rep.ambiguous, 0);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(total_violations(&rep), 1);
+	assert_int_equal(rep.nv, 1);
+	assert_int_equal(rep.v[0].barrier, EV_A_FLUSH);
+	assert_int_equal(rep.v[0].worst, EV_A_W1072);
+	assert_int_equal(rep.v[0].ref_t, 15679);
+	assert_int_equal(rep.v[0].worst_t, 15676);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * A thread's flushes sometimes reach the disk: B's first one is remapped
+ * and completes in softirq (showing the kworker), its second is answered
+ * in map().  Its process-context C is its latest Q's, not its oldest
+ * without a C so far: the first pass cannot see the softirq C pair up.
+ */
+static void test_pair_own_latest(void **state)
+{
+	static const char text[] =
+		"    dmb-syncload-203     [000] .....            3: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-203     [000] .....            4: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+		"    kworker/0:1H-158     [000] .....            6: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n"
+		"    kworker/0:1H-158     [000] ..s1.            7: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+		"    kworker/0:1H-158     [000] d.s2.            8: block_rq_complete: 8,0 WS () 0 + 0 [0]\n"
+		"    kworker/0:1H-158     [000] d.s2.            9: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+		"    dmb-syncload-203     [000] .....           10: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-203     [001] .....           11: block_bio_complete: 254,0 FWS 0 + 0 [0]\n";
+	struct trace t;
+	struct ord_report rep;
+
+	(void)state;
+	check_text(text, false, &t, &rep);
+	assert_int_equal(rep.nbios, 2);
+	assert_int_equal(rep.bios[0].c, 9);
+	assert_false(rep.bios[0].own_c);
+	assert_true(rep.bios[0].own_flush);
+	assert_int_equal(rep.bios[1].c, 11);
+	assert_true(rep.bios[1].own_c);
+	assert_int_equal(rep.own_completions, 1);
+	assert_int_equal(rep.ambiguous, 0);
+	assert_int_equal(total_violations(&rep), 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * Two empty flushes of two threads, both completed in irq context, the
+ * later Q's first: A's (Q 101) is held by the target, which flushes the
+ * disk for it from its worker (the disk Q 113 is no remap) and completes
+ * it at 117; B's (Q 102) is remapped and completes at 107, and B's next
+ * write (Q 108) reaches the disk at 110.  Nothing in the trace tells the
+ * two Cs apart.  FIFO gives B's barrier 117, and B's write would break
+ * overtake.  The checker keeps FIFO's pairing but counts both as
+ * ambiguous, and checks each rule at the end of a bio's range of possible
+ * completions (107..117 for both) that breaks it least: overtake at the
+ * earliest, drain and durable at the latest.  Nothing is invented, nor
+ * reported (nor would be, were the target at fault in this window).
+ */
+static void test_pair_ambiguous(void **state)
+{
+	static const char text[] =
+		"    dmb-syncload-202     [000] .....          101: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-203     [001] .....          102: block_bio_queue: 254,0 FWS 0 + 0 [dmb-syncload]\n"
+		"    dmb-syncload-203     [001] .....          103: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+		"    kworker/1:1H-44      [001] .....          104: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/1:1H]\n"
+		"          <idle>-0       [001] ..s1.          105: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+		"          <idle>-0       [001] d.s2.          106: block_rq_complete: 8,0 WS () 0 + 0 [0]\n"
+		"          <idle>-0       [001] d.s2.          107: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+		"    dmb-syncload-203     [001] .....          108: block_bio_queue: 254,0 WS 2048 + 8 [dmb-syncload]\n"
+		"    dmb-syncload-203     [001] .....          109: block_bio_remap: 8,0 WS 2048 + 8 <- (254,0) 2048\n"
+		"    kworker/1:1H-44      [001] .....          110: block_rq_issue: 8,0 WS 4096 () 2048 + 8 [kworker/1:1H]\n"
+		"          <idle>-0       [001] ..s1.          111: block_rq_complete: 8,0 WS () 2048 + 8 [0]\n"
+		"          <idle>-0       [001] ..s1.          112: block_bio_complete: 254,0 WS 2048 + 8 [0]\n"
+		"    kworker/u4:5-148     [000] .....          113: block_bio_queue: 8,0 FWS 0 + 0 [kworker/u4:5]\n"
+		"    kworker/0:1H-158     [000] .....          114: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n"
+		"          <idle>-0       [000] ..s1.          115: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+		"          <idle>-0       [000] d.s2.          116: block_rq_complete: 8,0 WS () 0 + 0 [0]\n"
+		"          <idle>-0       [000] d.s2.          117: block_bio_complete: 254,0 FWS 0 + 0 [0]\n";
+	struct trace t;
+	struct ord_report rep;
+	const struct ord_bio *a, *b, *w;
+
+	(void)state;
+	check_text(text, false, &t, &rep);
+	assert_int_equal(rep.nbios, 3);
+	a = &rep.bios[0];
+	b = &rep.bios[1];
+	w = &rep.bios[2];
+	assert_int_equal(rep.own_completions, 0);
+	/* FIFO's pairing, and what it would have meant for B's barrier. */
+	assert_int_equal(a->c, 107);
+	assert_int_equal(b->c, 117);
+	assert_true(w->q > b->a_end && w->d_first < b->c);
+	/* The ranges, and no violation. */
+	assert_int_equal(a->c_lo, 107);
+	assert_int_equal(a->c_hi, 117);
+	assert_int_equal(b->c_lo, 107);
+	assert_int_equal(b->c_hi, 117);
+	assert_int_equal(rep.ambiguous, 2);
+	assert_int_equal(rep.barriers, 2);
+	if (total_violations(&rep))
+		fail_msg("ambiguous pairing: %" PRIu64 " overtake, %" PRIu64 " durable, %" PRIu64
+			 " drain violations", rep.violations[ORD_OVERTAKE],
+			 rep.violations[ORD_DURABLE], rep.violations[ORD_DRAIN]);
+	ord_report_free(&rep);
 	trace_free(&t);
 }
 
@@ -485,6 +798,10 @@ int main(void)
 		cmocka_unit_test(test_lines),
 		cmocka_unit_test(test_ftrace_lines),
 		cmocka_unit_test(test_ftrace_read),
+		cmocka_unit_test(test_pair_own_completion),
+		cmocka_unit_test(test_pair_own_overtake_kept),
+		cmocka_unit_test(test_pair_own_latest),
+		cmocka_unit_test(test_pair_ambiguous),
 		cmocka_unit_test(test_flush_clean),
 		cmocka_unit_test(test_linear_violates),
 		cmocka_unit_test(test_mutant_drain),
