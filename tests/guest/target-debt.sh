@@ -15,7 +15,19 @@
 #    (9a24aab: it failed with EIO, the debt being global and unpaid.)
 # C  the same with a commit whose data part is refused in mode none: after
 #    `mode drain` a barrier write must succeed.
+# A2 the same with V queued before W (review N2): V's pre-flush fails and
+#    the mode falls back to drain; W's empty half, accepted before the
+#    failure, is failed as owed, and W's data part must fail with it.
+#    (767b561: the owed half left no debt; W's data ran as drain: W -> 0.)
 # E  passthrough: a failed flush raises a dm event (finding 7; 9a24aab: none).
+# F  a reload during a hold (review N4): W's pre-flush fails and is held;
+#    a reload's presuspend ends the hold, the pre-flush fails and owes, and
+#    dm core sends W's data part to the new table after the resume: it
+#    must fail.  (767b561: the debt died with the old table: W -> 0.)  The
+#    same across a plain suspend and resume of one table.
+# G  a failed probe (`barrier` message) in mode drain fails itself, not the
+#    drain barrier V queued behind it, which promised order, not
+#    durability (review N9; 767b561: V -> -5).
 # D  a REQ_PREFLUSH write without REQ_FUA whose pre-flush fails must fail
 #    (9a24aab: its data part went down as a plain write: success).  With
 #    the pre-flush working, its data part is a plain write, not ordered
@@ -80,6 +92,28 @@ expect_eq "A: V, accepted before the failure, fails with EIO" "$(bio_result 4)" 
 expect_eq "A: mode" "$(bstatus a mode)" drain
 bio_close
 dmsetup remove a
+
+# --- A2: V queued before W, both behind a stalled write; V's pre-flush fails
+make_barrier a2 "$F" fallback:drain
+bio_open /dev/mapper/a2
+dd if=/dev/urandom of=/dev/mapper/a2 bs=4k count=1 seek=303 oflag=direct conv=notrunc status=none
+stalled_write a2 304
+bio_submit 11 W FUA 1608 8		# V: a FUA write
+sleep 0.3
+bio_submit 12 W PREFLUSH,FUA 848 8	# W: a commit
+sleep 0.3
+fault flt fail_flush 1
+fault flt stall off
+bio_wait 30 11 12
+wait_until 10 'bg_done sw304' || fail "A2: the stalled write did not complete"
+log "A2: V -> $(bio_result 11), W -> $(bio_result 12); $(dmsetup status a2)"
+[ "$(bio_result 12)" != 0 ] ||
+	fail "A2: the commit whose pre-flush was failed as owed reported success (its half owed no debt)"
+expect_eq "A2: W fails with EIO" "$(bio_result 12)" -5
+expect_eq "A2: V fails with EIO" "$(bio_result 11)" -5
+expect_eq "A2: mode" "$(bstatus a2 mode)" drain
+bio_close
+dmsetup remove a2
 
 # --- B: default fallback none; an fsync's flush fails; mode drain; a barrier write
 make_barrier b "$F"
@@ -146,4 +180,58 @@ timeout 10 dmsetup wait e "$ev" >/dev/null || fail "E: no dm event for a failed 
 [ "$(bstatus e flush_errors)" -ge 1 ] || fail "E: the flush error is not counted"
 expect_eq "E: mode (passthrough does not fall back)" "$(bstatus e mode)" passthrough
 dmsetup remove e
+
+# --- F: a reload (and a plain suspend) during a hold
+# held_commit NAME ID SECTOR: a commit whose pre-flush fails and is held.
+held_commit() {
+	dd if=/dev/urandom of="/dev/mapper/$1" bs=4k count=1 seek=$(($3 / 8 + 1000)) oflag=direct conv=notrunc status=none
+	fault flt fail_flush 1
+	bio_submit "$2" W PREFLUSH,FUA "$3" 8
+	wait_until 15 'test "$(bstatus '"$1"' held)" -ge 1' || fail "$1: the pre-flush was not held: $(dmsetup status "$1")"
+	expect_eq "$1: commit $2 while held" "$(bio_result "$2")" pending
+}
+make_barrier f "$F" hold_on_flush_error:20000 fallback:drain
+bio_open /dev/mapper/f
+held_commit f 21 864
+table=$(dmsetup table f)
+dmsetup load f --table "$table"
+dmsetup resume f
+bio_wait 20 21
+log "F: reload during a hold: commit -> $(bio_result 21); $(dmsetup status f)"
+[ "$(bio_result 21)" != 0 ] ||
+	fail "F: the commit whose pre-flush failed at the reload reported success (its debt died with the old table)"
+expect_eq "F: reload: the commit fails with EIO" "$(bio_result 21)" -5
+# The same across a suspend and resume without a reload.
+dmsetup message f 0 mode flush
+held_commit f 22 872
+dmsetup suspend f
+dmsetup resume f
+bio_wait 20 22
+expect_eq "F: suspend and resume: the commit fails with EIO" "$(bio_result 22)" -5
+# Nothing owed is left behind: a commit afterwards succeeds.
+dmsetup message f 0 mode flush
+bio_submit 23 W PREFLUSH,FUA 880 8
+bio_wait 20 23
+expect_eq "F: a commit after both" "$(bio_result 23)" 0
+bio_close
+dmsetup remove f
+
+# --- G: a failed probe in mode drain; V queued behind it
+make_barrier g "$F" mode:drain
+bio_open /dev/mapper/g
+stalled_write g 400
+bg probe dmsetup message g 0 barrier
+sleep 0.3
+bio_submit 31 W FUA 1616 8		# V: a drain barrier behind the probe
+sleep 0.3
+fault flt fail_flush 1
+fault flt stall off
+wait_until 30 'bg_done probe' || fail "G: the probe did not complete"
+bio_wait 30 31
+log "G: probe -> $(bg_rc probe) ($(bg_out probe)), V -> $(bio_result 31); $(dmsetup status g)"
+[ "$(bg_rc probe)" != 0 ] || fail "G: the probe succeeded although its flush failed"
+expect_eq "G: V, a drain barrier behind the failed probe" "$(bio_result 31)" 0
+expect_eq "G: mode" "$(bstatus g mode)" drain
+bio_close
+dmsetup remove g
 dmsetup remove flt

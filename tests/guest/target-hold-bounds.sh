@@ -3,8 +3,11 @@
 # deciding a hold and starting it (review findings 5 and 2).
 # A  hold_on_flush_error is at most 60000 ms (half the default
 #    hung_task_timeout): 60001 is refused, 60000 taken.  (9a24aab: 600000.)
-# B  bios queued behind a hold end it early past 4096, so the queue cannot
+# B  writes queued behind a hold end it early past 4096, so the queue cannot
 #    grow without bound.  (9a24aab: held for the whole hold_ms.)
+# B2 reads do not count (review N8): 4200 reads queued behind a hold leave
+#    it waiting for its answer, and a `mode` message then replays it.
+#    (767b561 counted every bio: the hold ended, the barrier failed.)
 # C  the `barrier` message is refused at once while a hold keeps the queue
 #    (it would wait inside dm core's table reference) and while suspended
 #    (no I/O after postsuspend: the dmb_fault log shows no flush).
@@ -55,8 +58,30 @@ case "$out" in *"Input/output error"*) ;; *) fail "B: the held barrier: '$out', 
 fault flt clear
 wait_until 30 '! grep -q pending "$DMB_BIO/results"' || fail "B: queued bios did not complete"
 bio_close
-kmsg_has "bios queued behind a hold; ending it" || fail "B: no log line for the early end"
+kmsg_has "writes queued behind a hold; ending it" || fail "B: no log line for the early end"
 dmsetup remove b
+
+# --- B2: reads queued behind a hold do not end it
+make_barrier b2 "$F" hold_on_flush_error:20000 fallback:drain
+hold_one b2 30
+bio_open /dev/mapper/b2
+for ((i = 1; i <= 4200; i++)); do
+	echo "submit $i R - $((100000 + i * 8)) 8" >"$DMB_BIO/ctl"
+done
+# 767b561 ended the hold at the 4097th and failed the barrier at once.
+wait_until 3 'bg_done h30' && fail "B2: 4200 reads queued behind a hold ended it: the held barrier returned '$(bg_out h30)'"
+pending=$(grep -c pending "$DMB_BIO/results" || true)
+log "B2: 4200 reads submitted behind the hold, $pending pending; $(dmsetup status b2)"
+[ "$pending" -gt 4096 ] || fail "B2: only $pending reads were queued behind the hold"
+expect_eq "B2: barriers still held" "$(held b2)" 1
+fault flt clear
+dmsetup message b2 0 mode drain
+wait_until 15 'bg_done h30' || fail "B2: the mode message did not replay the hold"
+expect_eq "B2: the replayed barrier" "$(bg_rc h30)" 0
+wait_until 30 '! grep -q pending "$DMB_BIO/results"' || fail "B2: queued reads did not complete"
+grep -qv ' 0$' "$DMB_BIO/results" && fail "B2: a queued read failed: $(grep -v ' 0$' "$DMB_BIO/results" | head -3)"
+bio_close
+dmsetup remove b2
 
 # --- C: the barrier message while holding, and while suspended
 make_barrier c "$F" hold_on_flush_error:20000 fallback:drain

@@ -43,3 +43,19 @@ $(TOOLS_FAULTLOAD): $(BUILD)/obj/tests/tools/faultload.o
 $(TOOLS_ORACLE): $(BUILD)/obj/tests/tools/dmb-oracle.o $(TOOLS_ORACLE_OBJS)
 	@mkdir -p $(@D)
 	$(CC) $(ALL_LDFLAGS) -o $@ $^
+
+# The two-thread durability stress (review finding N1; target-durable).
+TOOLS_SYNCLOAD := $(TOOLS_DIR)/dmb-syncload
+USERSPACE += $(TOOLS_SYNCLOAD)
+
+$(TOOLS_SYNCLOAD): $(BUILD)/obj/tests/tools/syncload.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ -pthread
+
+# A polled read nobody reaps (review finding N6; target-polled).
+TOOLS_POLLHOLD := $(TOOLS_DIR)/dmb-pollhold
+USERSPACE += $(TOOLS_POLLHOLD)
+
+$(TOOLS_POLLHOLD): $(BUILD)/obj/tests/tools/pollhold.o
+	@mkdir -p $(@D)
+	$(CC) $(ALL_LDFLAGS) -o $@ $^ $(shell pkg-config --libs liburing 2>/dev/null)

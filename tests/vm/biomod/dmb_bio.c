@@ -9,9 +9,10 @@
  *
  * debugfs /sys/kernel/debug/dmb_bio/:
  *   ctl      write "open MAJ:MIN", "close", or
- *            "submit ID W|F FLAGS SECTOR SECTORS" (FLAGS: comma list of
- *            PREFLUSH,FUA,SYNC, or -); submit returns once the bio is
- *            submitted, it completes asynchronously
+ *            "submit ID W|F|R FLAGS SECTOR SECTORS" (W a write, F an empty
+ *            flush, R a read; FLAGS: comma list of PREFLUSH,FUA,SYNC, or
+ *            -); submit returns once the bio is submitted, it completes
+ *            asynchronously
  *   results  one line per bio submitted since open: "ID STATUS", STATUS
  *            being the errno it completed with, or "pending"
  */
@@ -92,9 +93,11 @@ static int dmb_bio_submit(unsigned int id, char op, char *flags, u64 sector, u32
 	struct bio *bio;
 	char *f;
 
-	if (!dmb_bio_bdev || (op != 'W' && op != 'F') || (op == 'W') != !!sectors ||
+	if (!dmb_bio_bdev || (op != 'W' && op != 'F' && op != 'R') || (op == 'F') == !!sectors ||
 	    sectors > PAGE_SIZE >> SECTOR_SHIFT)
 		return -EINVAL;
+	if (op == 'R')
+		opf = REQ_OP_READ;
 	while ((f = strsep(&flags, ",")) && strcmp(f, "-")) {
 		if (!strcmp(f, "PREFLUSH"))
 			opf |= REQ_PREFLUSH;
