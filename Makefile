@@ -40,7 +40,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include tests/campaign/build.mk
 -include bench/build.mk
 
-.PHONY: all module userspace test-modules deps kernels check check-host check-unit \
+.PHONY: all module userspace test-modules deps kernels check check-host check-unit check-model \
 	check-mutants check-fuzz check-guest check-guest-kernels check-long-kernels check-harness check-long \
 	check-debug debug-kernel \
 	checkpatch asan fuzz demo bench install uninstall clean help
@@ -58,6 +58,8 @@ help:
 	@echo "make check-debug the target, flush-failure and campaign tests on a debug kernel"
 	@echo "                 (KASAN, lockdep, kmemleak; built once per machine: an hour)"
 	@echo "make check-mutants  the negative controls: each review finding reintroduced, caught"
+	@echo "make check-model the gate protocol, model-checked by spin over every interleaving,"
+	@echo "                 and N1's re-read caught (dm-target/model; seconds, host only)"
 	@echo "make bench       benchmarks in the guest (results in build/bench)"
 	@echo "make asan        userspace with ASan/UBSan into build/asan"
 	@echo "make fuzz        run the parser fuzzers for longer (FUZZ_SECONDS=600)"
@@ -83,8 +85,12 @@ kernels:
 
 # Test-only modules the guest tests load (tests/vm/*mod/).
 TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/faultmod tests/vm/biomod tests/vm/kdelaymod
+# And the test-only variants of the target (scripts/variants: its race
+# windows widenable, and the N1 negative control), in build/variants.
 test-modules:
 	@set -e; for d in $(TEST_MODULE_DIRS); do $(MAKE) -C $(KDIR) M=$(CURDIR)/$$d W=1 modules; done
+	@set -e; for d in $$(scripts/variants $(BUILD)/variants); do \
+		$(MAKE) -C $(KDIR) M=$(CURDIR)/$$d W=1 DMB_TEST_WINDOWS=y modules; done
 
 CHECKPATCH_DIR := $(BUILD)/checkpatch
 $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
@@ -179,12 +185,20 @@ check: deps
 
 # Independent of each other (the install checks work on copies of the tree),
 # so `make check` runs them two at a time: ~90 s one after the other.
-check-host: checkpatch check-unit check-fuzz check-install
+check-host: checkpatch check-unit check-fuzz check-install check-model
 
 check-unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
 	$(MAKE) asan
 	@set -e; for t in $(UNIT_TESTS:$(BUILD)/%=build/asan/%); do echo "== $$t (ASan/UBSan)"; $$t; done
+
+# The target's lock-free gate in Promela (dm-target/model/gate.pml): spin
+# searches every interleaving of the fixed protocol (no violation, search
+# complete) and finds N1 in the protocol with the re-read, and the other
+# negative controls; a few seconds.  docs/verification.md, "The gate
+# protocol, model-checked".
+check-model:
+	dm-target/model/check
 
 FUZZ_SECONDS ?= 20
 check-fuzz: $(FUZZERS)

@@ -41,12 +41,58 @@ module_param_named(direct, dmb_direct, bool, 0644);
 MODULE_PARM_DESC(direct, "Issue a barrier that finds the target idle straight to the backing queue's flush sequence (default: on; off: always through the worker)");
 
 /*
+ * Race windows a review named, by where they are.  In the test-only build
+ * (DMB_TEST_WINDOWS=y, tests/guest/target-durable.sh) dmb_window() widens
+ * the ones set in the window_points mask by a busy wait of window_us, so
+ * that a test under TCG meets them; in every other build it is nothing.
+ */
+enum dmb_window {
+	WIN_GATE,	/* a write counted itself, before it reads the gate */
+	WIN_SNAPSHOT,	/* a barrier proved the drain, before it decides */
+	WIN_ENDIO,	/* a direct barrier's completion, before it kicks */
+	WIN_KICK,	/* ... and kick the worker there (a stray run) */
+	WIN_NR
+};
+
+#ifdef DMB_TEST_WINDOWS
+#include <linux/delay.h>
+
+static unsigned long dmb_window_points;
+module_param_named(window_points, dmb_window_points, ulong, 0644);
+MODULE_PARM_DESC(window_points, "Test build: mask of points to widen (1 gate, 2 snapshot, 4 endio, 8 kick at endio)");
+static unsigned int dmb_window_us[WIN_NR];
+module_param_array_named(window_us, dmb_window_us, uint, NULL, 0644);
+MODULE_PARM_DESC(window_us, "Test build: microseconds to wait at each point (gate,snapshot,endio)");
+
+static bool dmb_window(enum dmb_window point)
+{
+	unsigned int us = READ_ONCE(dmb_window_us[point]);
+
+	if (!(READ_ONCE(dmb_window_points) & BIT(point)))
+		return false;
+	mdelay(us / 1000);
+	udelay(us % 1000);
+	return true;
+}
+#else
+static inline bool dmb_window(enum dmb_window point)
+{
+	return false;
+}
+#endif
+
+/*
  * A hold keeps a journal's writer in D state: half of the default
  * hung_task_timeout (120 s), so a hold never reads as a hung task.
  */
 #define BARRIER_MAX_HOLD_MS 60000U
-/* Bios queued behind a hold before it ends early (memory is not free). */
-#define BARRIER_MAX_HELD_BIOS 4096U
+/*
+ * Writes queued behind a hold before it ends early (memory is not free).
+ * Reads are not counted: a reader waits for its read, so a busy mapping's
+ * readers queue a bounded number, and counting them ended holds in under
+ * a second.  Writes are what a writer can pile up without waiting.
+ */
+#define BARRIER_MAX_HELD_WRITES 4096U
 /* Data parts whose pre-flush failed and that dm core has yet to send. */
 #define BARRIER_MAX_DEBTS 64U
 
@@ -98,6 +144,44 @@ struct barrier_debt {
 	blk_status_t status;
 };
 
+/*
+ * A suspend ends the table's I/O, but not its debts: dm core holds the
+ * data part of a flush that completed during the suspend until the resume,
+ * and then hands it to whatever table is live, a reloaded one included.
+ * postsuspend parks the debts under the mapped device; the next table of
+ * that device to resume takes them (barrier_park_debts(), _adopt_debts()).
+ * Each target brings its own parking space, so a suspend never allocates.
+ */
+struct barrier_parked {
+	struct list_head list;		/* on dmb_parked while parked */
+	struct mapped_device *md;
+	unsigned int nr;
+	struct barrier_debt debts[BARRIER_MAX_DEBTS];
+};
+
+static LIST_HEAD(dmb_parked);
+static DEFINE_MUTEX(dmb_parked_lock);
+
+/*
+ * A hold: barriers whose flush failed wait at the head of the queue for a
+ * mode message (barrierd's answer), up to hold_on_flush_error.  The
+ * transitions, all under bc->lock, are barrier_set_hold()'s table.
+ */
+enum barrier_hold {
+	HOLD_NONE,	/* no hold */
+	HOLD_WAITING,	/* barrier_hold_locked(): held, waiting */
+	HOLD_EXPIRED,	/* timer, write bound or presuspend: they fail */
+	HOLD_REPLAY,	/* a mode message: they run again in the new mode */
+	HOLD_NR
+};
+
+/* Where the table is in a suspend (dm core's calls, in their order). */
+enum barrier_run {
+	RUN_ACTIVE,	/* resumed (or new): I/O flows, holds allowed */
+	RUN_SUSPENDING,	/* presuspend .. postsuspend: no new hold */
+	RUN_SUSPENDED,	/* postsuspend .. resume: no I/O of ours */
+};
+
 struct barrier_c {
 	struct dm_target *ti;
 	struct dm_dev *dev;
@@ -111,6 +195,7 @@ struct barrier_c {
 	enum barrier_mode mode;
 	struct bio_list queue;		/* bios waiting, in arrival order */
 	unsigned int nr_queued;		/* bios in queue */
+	unsigned int queued_writes;	/* write bios in queue (the hold bound) */
 	unsigned int queued_barriers;	/* barrier bios in queue */
 	/*
 	 * The gate: set, every bio goes through bc->lock (and is queued behind
@@ -119,13 +204,16 @@ struct barrier_c {
 	 */
 	bool busy;
 	bool dirty;			/* writes the target itself issued since the last flush */
-	unsigned long writes_flushed;	/* barrier_writes() at the last flush */
-	bool holding;			/* queue head: barriers whose flush failed */
-	unsigned int held_failed;	/* ... how many of them */
-	bool hold_expired;
-	bool hold_replay;
-	bool suspending;		/* presuspend .. resume */
-	bool suspended;			/* postsuspend .. resume: no I/O of ours */
+	/*
+	 * The write count of the pass over the per-CPU counts that proved the
+	 * drain (barrier_snapshot()), and its value when a flush last covered
+	 * every write: what a barrier flushes is decided from these two only.
+	 */
+	unsigned long writes_drained;
+	unsigned long writes_flushed;
+	enum barrier_hold hold;
+	unsigned int held_failed;	/* queue head: the barriers held */
+	enum barrier_run run;
 	bool last_wc;
 	bool last_fua;
 	bool direct;			/* a barrier map() sent down is in flight */
@@ -140,6 +228,7 @@ struct barrier_c {
 	u64 forgiven_gen;
 	struct barrier_debt debts[BARRIER_MAX_DEBTS];
 	unsigned int nr_debts;		/* non-zero also closes the gate */
+	struct barrier_parked *parked;	/* this table's parking space */
 	struct barrier_stats stats;
 
 	wait_queue_head_t drain_wait;	/* a drain waits for the counts below */
@@ -156,7 +245,7 @@ struct barrier_c {
  * Bios issued and completed, and writes issued past the gate, counted per
  * CPU so that an ordinary bio writes no cache line another CPU writes.
  * Only their sums over all CPUs mean anything (a bio may complete on
- * another CPU than it was issued on); see barrier_inflight().
+ * another CPU than it was issued on); see barrier_snapshot().
  */
 struct barrier_pcpu {
 	unsigned long issued;
@@ -346,8 +435,8 @@ static bool barrier_owes(struct barrier_c *bc, struct bio *bio)
  * part that owes a failed flush is looked up under the lock).  Open, the
  * bio goes down.  Closed, it counts itself completed and takes the locked
  * path in barrier_map(), which queues it behind the barrier.  A barrier
- * closes the gate with bc->lock held, and only then reads the sums
- * (barrier_inflight(), barrier_dirty_locked()).
+ * closes the gate with bc->lock held, and only then takes a snapshot of
+ * the sums (barrier_snapshot()).
  *
  * Why no bio slips past a barrier.  Each side stores, then smp_mb(), then
  * loads what the other side stored:
@@ -355,24 +444,44 @@ static bool barrier_owes(struct barrier_c *bc, struct bio *bio)
  *	ordinary bio, barrier_pass_gate()	barrier, barrier_close_gate_locked()
  *	issued++ (and writes++)			busy = true
  *	smp_mb()				smp_mb()
- *	r1 = busy				r2 = sum of issued (writes)
+ *	r1 = busy				r2 = sums of writes, issued
  *
  * This is the store-buffering pattern: with a full barrier on both sides
  * the outcome "r1 sees the gate open and r2 misses the bio's increment" is
  * forbidden.  So a bio either sees the gate closed and queues behind the
  * barrier, or the barrier's sums include it: the drain waits for its
- * completion, and its write makes the barrier flush.  A bio that sees the
- * gate open because the barrier has reopened it came after the barrier,
- * which had completed by then (the gate reopens only with the queue empty
- * and no direct barrier in flight).  The thread that waits in the drain
- * closes the gate again itself (barrier_drain()), so the store its
- * smp_mb() orders before its reads is its own.  Bios counted under
- * bc->lock (the locked path, the worker) are ordered with a barrier's
- * closing by the lock.
+ * completion, and its write makes the barrier flush.
+ *
+ * Why a write the barrier counted is on stable media once a later barrier
+ * succeeds.  The snapshot reads the write counts, then the completions,
+ * then the issues, in one pass (barrier_snapshot()); a write counts its
+ * issue before its write (smp_wmb(), the message-passing pattern with the
+ * snapshot's smp_rmb()).  So a write in the snapshot's write count is in
+ * its issued count too: when the pass shows nothing in flight, that write
+ * has completed, or it met the closed gate (and is counted completed
+ * then) and will be issued under the lock, which marks the target dirty.
+ * Only that pass's write count may become writes_flushed: a count read
+ * again after it can hold a write that was not drained, which then passes
+ * the gate once it reopens while its count says "flushed" (review finding
+ * N1: its own fdatasync() found the mapping clean and did not flush).
+ * A bio that sees the gate open because the barrier has reopened it came
+ * after the barrier, which had completed by then (the gate reopens only
+ * with the queue empty and no direct barrier in flight).  The thread that
+ * waits in the drain closes the gate again itself (barrier_drain()), so
+ * the store its smp_mb() orders before its reads is its own.  Bios counted
+ * under bc->lock (the locked path, the worker) are ordered with a
+ * barrier's closing by the lock.
+ *
+ * dm-target/model/gate.pml is this protocol in Promela; `make check-model`
+ * has spin check, over every interleaving, that a write whose submitter
+ * saw a later barrier succeed was flushed after it completed, and that
+ * the protocol with N1's re-read fails it.  spin assumes sequential
+ * consistency: the two pairings above are what carries that over to the
+ * kernel's memory model.
  *
  * Counts only go up: a bio that met a closed gate is counted completed,
  * not un-issued, so that a sum is never below the truth (see
- * barrier_inflight()).  Its write stays counted: a write that meets the
+ * barrier_snapshot()).  Its write stays counted: a write that meets the
  * gate as it closes may make that barrier flush once more than it had to,
  * never once less (taking it back could make the sum equal to the last
  * flush's again while a later write is not flushed).
@@ -409,8 +518,12 @@ static void barrier_done_one(struct barrier_c *bc)
 static bool barrier_pass_gate(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb)
 {
 	this_cpu_inc(bc->pcpu->issued);
-	if (op_is_write(bio_op(bio)))
+	if (op_is_write(bio_op(bio))) {
+		/* The issue, then the write: pairs with barrier_snapshot(). */
+		smp_wmb();
 		this_cpu_inc(bc->pcpu->writes);
+		dmb_window(WIN_GATE);
+	}
 	/* The counts, then the gate: pairs with barrier_close_gate_locked(). */
 	smp_mb();
 	if (likely(!READ_ONCE(bc->busy) && !READ_ONCE(bc->nr_debts))) {
@@ -422,51 +535,55 @@ static bool barrier_pass_gate(struct barrier_c *bc, struct bio *bio, struct barr
 }
 
 /*
- * Bios issued and not completed, by the barrier that closed the gate.  The
- * completions are summed first: every completion counted is of a bio whose
- * issue the second sum counts too (it passed the gate before it closed,
- * or met it closed and counted both itself, or was counted under the lock
- * or by this thread), so while counts move the result can be too high,
- * never too low, and 0 means drained.
+ * One pass over the per-CPU counts, by a barrier that has closed the gate:
+ * the bios issued and not completed, and in *writes the write count that
+ * goes with that answer.  The writes are summed first, then the
+ * completions, then the issues.  Every completion counted is of a bio
+ * whose issue the last sum counts too (it passed the gate before it
+ * closed, or met it closed and counted both itself, or was counted under
+ * the lock or by this thread), so while counts move the result can be
+ * too high, never too low, and 0 means drained; and every write counted
+ * is in the issues (see "the gate"), so at 0 it has completed or will be
+ * issued under the lock.
  */
-static unsigned long barrier_inflight(struct barrier_c *bc)
+static unsigned long barrier_snapshot(struct barrier_c *bc, unsigned long *writes)
 {
-	unsigned long issued = 0, completed = 0;
+	unsigned long issued = 0, completed = 0, w = 0;
 	int cpu;
 
+	for_each_possible_cpu(cpu)
+		w += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->writes);
+	/* The writes, then the completions: pairs with barrier_pass_gate(). */
+	smp_rmb();
 	for_each_possible_cpu(cpu)
 		completed += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->completed);
 	/* The completions, then the issues. */
 	smp_rmb();
 	for_each_possible_cpu(cpu)
 		issued += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->issued);
+	*writes = w;
 	return issued - completed;
 }
 
-static unsigned long barrier_writes(struct barrier_c *bc)
-{
-	unsigned long writes = 0;
-	int cpu;
-
-	for_each_possible_cpu(cpu)
-		writes += READ_ONCE(per_cpu_ptr(bc->pcpu, cpu)->writes);
-	return writes;
-}
-
 /*
- * Written since the last flush: by the target itself, or a write that
- * passed the gate.  With bc->lock held and the gate closed.
+ * Written since the last flush: by the target itself, or a write the
+ * drained snapshot counted.  With bc->lock held, after a snapshot showed
+ * nothing in flight and stored its write count in bc->writes_drained.
  */
 static bool barrier_dirty_locked(struct barrier_c *bc)
 {
-	return bc->dirty || barrier_writes(bc) != bc->writes_flushed;
+	return bc->dirty || bc->writes_drained != bc->writes_flushed;
 }
 
-/* A flush is about to cover every write so far (drained, gate closed). */
+/*
+ * A flush is about to cover every write the drained snapshot counted (and
+ * every write the target issued itself: nothing of ours is in flight).
+ * Never a fresh count: see "the gate".
+ */
 static void barrier_clean_locked(struct barrier_c *bc)
 {
 	bc->dirty = false;
-	bc->writes_flushed = barrier_writes(bc);
+	bc->writes_flushed = bc->writes_drained;
 }
 
 /* ------------------------------------------------------------- the queue */
@@ -518,21 +635,88 @@ static void barrier_kick(struct barrier_c *bc)
 	queue_work(bc->wq, &bc->work);
 }
 
+#ifdef DMB_TEST_WINDOWS
 /*
- * Called with bc->lock held.  Returns true when the queue has grown past
- * what a hold may keep: the hold ends now, as if it had expired, and the
- * caller kicks the worker.
+ * A worker run nobody asked for, as a second kick can leave one; waited
+ * for where the caller may sleep, so that it lands inside the window (a
+ * kworker woken from here ran only once the window had passed).
+ */
+static void dmb_window_kick(struct barrier_c *bc)
+{
+	if (!(READ_ONCE(dmb_window_points) & BIT(WIN_KICK)))
+		return;
+	barrier_kick(bc);
+	if (in_task())
+		flush_work(&bc->work);
+}
+#else
+static inline void dmb_window_kick(struct barrier_c *bc)
+{
+}
+#endif
+
+/* ------------------------------------------------------------- the hold */
+
+/*
+ * The hold's one state variable, bc->hold, changes only here: each state
+ * names the states it may go to.  An expired hold may still be answered
+ * by a mode message before the worker resolves it (the replay wins); a
+ * replay is never taken back.  With bc->lock held.
+ */
+static void barrier_set_hold(struct barrier_c *bc, enum barrier_hold to)
+{
+	static const u8 next[HOLD_NR] = {
+		[HOLD_NONE] = BIT(HOLD_WAITING),
+		[HOLD_WAITING] = BIT(HOLD_EXPIRED) | BIT(HOLD_REPLAY),
+		[HOLD_EXPIRED] = BIT(HOLD_REPLAY) | BIT(HOLD_NONE),
+		[HOLD_REPLAY] = BIT(HOLD_NONE),
+	};
+
+	if (WARN_ON_ONCE(!(next[bc->hold] & BIT(to))))
+		return;
+	bc->hold = to;
+}
+
+/* End a waiting hold without a mode change.  True when it was waiting. */
+static bool barrier_expire_hold(struct barrier_c *bc)
+{
+	if (bc->hold != HOLD_WAITING)
+		return false;
+	barrier_set_hold(bc, HOLD_EXPIRED);
+	return true;
+}
+
+/* A mode message answers a hold.  True when there was one to answer. */
+static bool barrier_replay_hold(struct barrier_c *bc)
+{
+	if (bc->hold != HOLD_WAITING && bc->hold != HOLD_EXPIRED)
+		return false;
+	barrier_set_hold(bc, HOLD_REPLAY);
+	return true;
+}
+
+static void barrier_count_queued(struct barrier_c *bc, struct bio *bio, int n)
+{
+	bc->nr_queued += n;
+	if (op_is_write(bio_op(bio)))
+		bc->queued_writes += n;
+	if (bio_is_barrier(bio))
+		bc->queued_barriers += n;
+}
+
+/*
+ * Called with bc->lock held.  Returns true when the writes queued have
+ * grown past what a hold may keep: the hold ends now, as if it had
+ * expired, and the caller kicks the worker.
  */
 static bool barrier_enqueue(struct barrier_c *bc, struct bio *bio)
 {
 	bio_list_add(&bc->queue, bio);
-	bc->nr_queued++;
-	if (bio_is_barrier(bio))
-		bc->queued_barriers++;
-	if (bc->holding && !bc->hold_expired && bc->nr_queued > BARRIER_MAX_HELD_BIOS) {
-		DMWARN_LIMIT("%s: %u bios queued behind a hold; ending it",
-			     barrier_name(bc), bc->nr_queued);
-		bc->hold_expired = true;
+	barrier_count_queued(bc, bio, 1);
+	if (bc->hold == HOLD_WAITING && bc->queued_writes > BARRIER_MAX_HELD_WRITES) {
+		DMWARN_LIMIT("%s: %u writes queued behind a hold; ending it",
+			     barrier_name(bc), bc->queued_writes);
+		barrier_expire_hold(bc);
 		return true;
 	}
 	return false;
@@ -542,11 +726,8 @@ static void barrier_enqueue_head(struct barrier_c *bc, struct bio_list *bios)
 {
 	struct bio *bio;
 
-	bio_list_for_each(bio, bios) {
-		bc->nr_queued++;
-		if (bio_is_barrier(bio))
-			bc->queued_barriers++;
-	}
+	bio_list_for_each(bio, bios)
+		barrier_count_queued(bc, bio, 1);
 	bio_list_merge_head(&bc->queue, bios);
 }
 
@@ -554,11 +735,8 @@ static struct bio *barrier_dequeue(struct barrier_c *bc)
 {
 	struct bio *bio = bio_list_pop(&bc->queue);
 
-	if (bio) {
-		bc->nr_queued--;
-		if (bio_is_barrier(bio))
-			bc->queued_barriers--;
-	}
+	if (bio)
+		barrier_count_queued(bc, bio, -1);
 	return bio;
 }
 
@@ -574,6 +752,15 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 
 	pb->counted = false;
 	pb->direct = false;
+	/*
+	 * Never polled below us: a barrier's drain waits for every bio of
+	 * ours in flight, and a polled one completes only when its submitter
+	 * polls, which it may never do while it waits on something else (an
+	 * unreaped polled read stalled every barrier until the driver's
+	 * timeout).  dm core still polls the original bio, and finds it done
+	 * when the interrupt has completed our clone.
+	 */
+	bio_clear_polled(bio);
 	if (!barrier && barrier_pass_gate(bc, bio, pb)) {
 		barrier_remap(bc, bio);
 		return DM_MAPIO_REMAPPED;
@@ -691,19 +878,25 @@ static void barrier_complete(struct bio *bio, blk_status_t status)
 	bio_endio(bio);
 }
 
-/* Wait until every bio issued so far has completed. */
+/*
+ * Wait until every bio issued so far has completed; the write count of
+ * the snapshot that showed it is what this transaction's flushes cover.
+ */
 static void barrier_drain(struct barrier_c *bc)
 {
 	u64 start = ktime_get_ns(), took;
+	unsigned long writes = 0;
 
 	/* Closed since the barrier came; again here, see "the gate". */
 	spin_lock_irq(&bc->lock);
 	barrier_close_gate_locked(bc);
 	spin_unlock_irq(&bc->lock);
-	wait_event(bc->drain_wait, !barrier_inflight(bc));
+	wait_event(bc->drain_wait, !barrier_snapshot(bc, &writes));
 	took = ktime_get_ns() - start;
+	dmb_window(WIN_SNAPSHOT);
 
 	spin_lock_irq(&bc->lock);
+	bc->writes_drained = writes;
 	if (took > bc->stats.max_drain_ns)
 		bc->stats.max_drain_ns = took;
 	spin_unlock_irq(&bc->lock);
@@ -786,59 +979,86 @@ static void barrier_hold_locked(struct barrier_c *bc, struct bio_list *bios)
 {
 	bc->held_failed = bio_list_size(bios);
 	barrier_enqueue_head(bc, bios);
-	bc->holding = true;
-	bc->hold_expired = false;
-	bc->hold_replay = false;
+	barrier_set_hold(bc, HOLD_WAITING);
 	queue_delayed_work(bc->wq, &bc->hold_work, msecs_to_jiffies(bc->hold_ms));
 }
 
+/* What barrier_flush_failed_locked() decided, for its caller to act on. */
+struct barrier_failure {
+	bool transition;	/* fell back: log it */
+	bool held;		/* the bios are held at the head of the queue */
+	bool replay;		/* ... and a mode message already answered them */
+};
+
 /*
  * A flush (or FUA write) the target issued for @bios, run under mode @was,
- * failed with @err.  In one critical section, so that no presuspend or
- * mode message can land between the decision and the hold: count it, fall
- * back once per transition, and either hold @bios at the head of the queue
- * (hold_on_flush_error, not suspending; replayed at once if the mode moved
- * while they ran) or remember the debts of the empty ones.  Logs the
- * transition and raises a dm event.  Returns true when @bios were held.
+ * failed.  With bc->lock held, in the same critical section as whatever
+ * the caller saw of the failure, so that no presuspend, mode message or
+ * worker run lands between the failure and what it decides: count it,
+ * fall back once per transition, and either hold @bios at the head of the
+ * queue (hold_on_flush_error, not suspending; replayed at once if the mode
+ * moved while they ran) or remember the debts of the empty ones.  Only a
+ * failure under a mode that promised durability leaves the bios accepted
+ * before it owing (barrier_owes()): a failed probe (`barrier` message) in
+ * drain or passthrough fails itself, not the barriers queued behind it,
+ * which never promised more than order.  barrier_flush_failed_done() does
+ * the rest once the lock is dropped.
  */
-static bool barrier_flush_failed(struct barrier_c *bc, enum barrier_mode was, int err,
-				 struct bio_list *bios, bool holdable, blk_status_t status)
+static void barrier_flush_failed_locked(struct barrier_c *bc, enum barrier_mode was,
+					struct bio_list *bios, bool holdable,
+					blk_status_t status, struct barrier_failure *f)
 {
-	bool transition = false, hold, replay = false;
-	unsigned long flags;
 	struct bio *bio;
 
-	spin_lock_irqsave(&bc->lock, flags);
+	f->transition = false;
+	f->replay = false;
 	bc->stats.flush_errors++;
-	bc->fail_gen++;
+	if (mode_is_durable(was))
+		bc->fail_gen++;
 	if (bc->mode == was && mode_is_durable(was)) {
 		bc->mode = bc->fallback;
 		bc->stats.fallbacks++;
-		transition = true;
+		f->transition = true;
 	}
-	hold = holdable && bc->hold_ms && !bc->suspending;
-	if (hold) {
+	f->held = holdable && bc->hold_ms && bc->run == RUN_ACTIVE;
+	if (f->held) {
 		barrier_hold_locked(bc, bios);
 		/* A mode message met while they ran: it answers them. */
-		replay = !transition && bc->mode != was;
-		if (replay) {
-			bc->hold_replay = true;
+		f->replay = !f->transition && bc->mode != was;
+		if (f->replay) {
+			barrier_replay_hold(bc);
 			bc->forgiven_gen = bc->fail_gen;
 		}
 	} else {
 		bio_list_for_each(bio, bios)
 			barrier_owe_locked(bc, bio, status);
 	}
-	spin_unlock_irqrestore(&bc->lock, flags);
+}
 
-	if (transition)
+/* Logs the transition, raises a dm event, runs a replay. */
+static void barrier_flush_failed_done(struct barrier_c *bc, int err,
+				      const struct barrier_failure *f)
+{
+	if (f->transition)
 		barrier_log_fallback(bc, err);
 	barrier_raise_event(bc);
-	if (replay) {
+	if (f->replay) {
 		cancel_delayed_work(&bc->hold_work);
 		barrier_kick(bc);
 	}
-	return hold;
+}
+
+/* The worker's failed flush.  Returns true when @bios were held. */
+static bool barrier_flush_failed(struct barrier_c *bc, enum barrier_mode was, int err,
+				 struct bio_list *bios, bool holdable, blk_status_t status)
+{
+	struct barrier_failure f;
+
+	spin_lock_irq(&bc->lock);
+	barrier_flush_failed_locked(bc, was, bios, holdable, status, &f);
+	spin_unlock_irq(&bc->lock);
+	barrier_flush_failed_done(bc, err, &f);
+	return f.held;
 }
 
 /*
@@ -876,11 +1096,14 @@ static int barrier_map_direct(struct barrier_c *bc, struct bio *bio, struct barr
 	struct request_queue *q = bdev_get_queue(bc->dev->bdev);
 	bool data = bio_sectors(bio) > 0;
 	enum barrier_mode eff = bc->mode;
+	unsigned long writes;
 	blk_opf_t opf = 0;
 	bool dirty;
 
-	if (!READ_ONCE(dmb_direct) || (bio->bi_opf & REQ_NOWAIT) || barrier_inflight(bc))
+	if (!READ_ONCE(dmb_direct) || (bio->bi_opf & REQ_NOWAIT) || barrier_snapshot(bc, &writes))
 		return DIRECT_NO;
+	dmb_window(WIN_SNAPSHOT);
+	bc->writes_drained = writes;
 	dirty = barrier_dirty_locked(bc);
 	eff = barrier_effective_mode(bc, eff);
 	if (eff == MODE_FLUSH && data && bc->last_fua)
@@ -958,9 +1181,10 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 	bool flushed = pb->eff != MODE_DRAIN;
 	bool rerun = *error && flushed && pb->data;
 	bool failed = *error && flushed && !pb->data;
-	bool held = false, kick;
+	struct barrier_failure f = { };
 	struct bio_list bios;
 	unsigned long flags;
+	bool kick;
 
 	pb->direct = false;
 	bio_list_init(&bios);
@@ -969,6 +1193,12 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 		bio_list_add(&bios, bio);
 	}
 
+	/*
+	 * One critical section from "no longer direct" to what runs next: a
+	 * worker run (or a presuspend, or a mode message) in between would
+	 * see the target idle with the failure not yet decided, and issue
+	 * what queued behind this barrier before it is held (review N5).
+	 */
 	spin_lock_irqsave(&bc->lock, flags);
 	bc->direct = false;
 	if (*error)
@@ -977,23 +1207,23 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 		barrier_flushed_locked(bc);
 	if (rerun)
 		barrier_enqueue_head(bc, &bios);
-	spin_unlock_irqrestore(&bc->lock, flags);
-
-	if (failed) {
-		held = barrier_flush_failed(bc, pb->mode, blk_status_to_errno(*error), &bios,
-					    true, *error);
-		if (!held)
-			bio->bi_status = *error;
-	}
-
-	spin_lock_irqsave(&bc->lock, flags);
-	kick = rerun || held || !bio_list_empty(&bc->queue);
+	if (failed)
+		barrier_flush_failed_locked(bc, pb->mode, &bios, true, *error, &f);
+	kick = rerun || f.held || !bio_list_empty(&bc->queue);
 	if (!kick)
 		barrier_open_gate_locked(bc);
 	spin_unlock_irqrestore(&bc->lock, flags);
-	if (kick && !held)
+
+	if (failed) {
+		barrier_flush_failed_done(bc, blk_status_to_errno(*error), &f);
+		if (!f.held)
+			bio->bi_status = *error;
+	}
+	if (dmb_window(WIN_ENDIO))
+		dmb_window_kick(bc);
+	if (kick && !f.held)
 		barrier_kick(bc);
-	return (rerun || held) ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
+	return (rerun || f.held) ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
 }
 
 /* ---------------------------------------------------------- the worker */
@@ -1055,18 +1285,27 @@ static enum barrier_step barrier_decide(struct barrier_c *bc, struct barrier_txn
 	/*
 	 * Fallen back to drain since they came: those a failed flush left
 	 * unflushed fail (barrier_owes()); they are the oldest of the batch.
+	 * An empty one among them is a pre-flush whose data part is still to
+	 * come: it owes, so that the data part fails too (review N2: it ran
+	 * as drain and succeeded).
 	 */
 	if (t->mode == MODE_DRAIN && !t->internal) {
-		while ((bio = bio_list_peek(t->batch)) && barrier_owes(bc, bio))
+		while ((bio = bio_list_peek(t->batch)) && barrier_owes(bc, bio)) {
+			barrier_owe_locked(bc, bio, BLK_STS_IOERR);
 			bio_list_add(&owed, bio_list_pop(t->batch));
+		}
 		t->first = bio_list_peek(t->batch);
 		t->n = bio_list_size(t->batch);
 	}
 	t->flush = mode_is_durable(t->eff) && (barrier_dirty_locked(bc) || t->internal);
-	if (mode_is_durable(t->eff))
+	if (mode_is_durable(t->eff)) {
 		bc->stats.shared += t->n - t->flush;
-	else if (t->eff == MODE_NONE)
+	} else if (t->eff == MODE_NONE) {
+		/* Refused pre-flushes: their data parts are refused too. */
+		bio_list_for_each(bio, t->batch)
+			barrier_owe_locked(bc, bio, BLK_STS_NOTSUPP);
 		bc->stats.refused += t->n;
+	}
 	spin_unlock_irq(&bc->lock);
 	if (event)
 		barrier_raise_event(bc);
@@ -1170,22 +1409,27 @@ static bool barrier_resolve_hold(struct barrier_c *bc, struct bio_list *failed)
 {
 	struct bio *bio;
 
-	if (bc->hold_replay) {
+	switch (bc->hold) {
+	case HOLD_NONE:
+		return true;
+	case HOLD_WAITING:
+		return false;
+	case HOLD_REPLAY:
 		bc->stats.replayed += bc->held_failed;
-	} else if (bc->hold_expired) {
+		break;
+	case HOLD_EXPIRED:
 		while (bc->held_failed) {
 			bio = barrier_dequeue(bc);
 			barrier_owe_locked(bc, bio, BLK_STS_IOERR);
 			bio_list_add(failed, bio);
 			bc->held_failed--;
 		}
-	} else {
-		return false;
+		break;
+	case HOLD_NR:
+		break;
 	}
-	bc->holding = false;
 	bc->held_failed = 0;
-	bc->hold_replay = false;
-	bc->hold_expired = false;
+	barrier_set_hold(bc, HOLD_NONE);
 	return true;
 }
 
@@ -1206,7 +1450,7 @@ static void barrier_work(struct work_struct *work)
 			spin_unlock_irq(&bc->lock);
 			return;
 		}
-		if (bc->holding && !barrier_resolve_hold(bc, &failed)) {
+		if (!barrier_resolve_hold(bc, &failed)) {
 			spin_unlock_irq(&bc->lock);
 			return;
 		}
@@ -1257,9 +1501,7 @@ static void barrier_hold_work(struct work_struct *work)
 	bool kick;
 
 	spin_lock_irq(&bc->lock);
-	kick = bc->holding;
-	if (kick)
-		bc->hold_expired = true;
+	kick = barrier_expire_hold(bc);
 	spin_unlock_irq(&bc->lock);
 	if (kick)
 		barrier_kick(bc);
@@ -1293,9 +1535,9 @@ static int barrier_explicit(struct barrier_c *bc)
 	if (bc->mode == MODE_NONE) {
 		bc->stats.refused++;
 		r = -EOPNOTSUPP;
-	} else if (bc->suspending || bc->suspended) {
+	} else if (bc->run != RUN_ACTIVE) {
 		r = -EAGAIN;
-	} else if (bc->holding) {
+	} else if (bc->hold != HOLD_NONE) {
 		r = -EBUSY;
 	}
 	if (r) {
@@ -1334,9 +1576,7 @@ static int barrier_set_mode(struct barrier_c *bc, enum barrier_mode mode)
 	old = bc->mode;
 	bc->mode = mode;
 	bc->forgiven_gen = bc->fail_gen;
-	replay = bc->holding;
-	if (replay)
-		bc->hold_replay = true;
+	replay = barrier_replay_hold(bc);
 	spin_unlock_irq(&bc->lock);
 
 	if (old != mode) {
@@ -1518,11 +1758,20 @@ static int barrier_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 		goto bad_dev;
 	}
 
+	bc->parked = kzalloc(sizeof(*bc->parked), GFP_KERNEL);
+	if (!bc->parked) {
+		ti->error = "Cannot allocate the debts' parking space";
+		r = -ENOMEM;
+		goto bad_dev;
+	}
+	INIT_LIST_HEAD(&bc->parked->list);
+	bc->parked->md = md;
+
 	bc->pcpu = alloc_percpu(struct barrier_pcpu);
 	if (!bc->pcpu) {
 		ti->error = "Cannot allocate per-CPU counters";
 		r = -ENOMEM;
-		goto bad_dev;
+		goto bad_parked;
 	}
 
 	r = bioset_init(&bc->bs, BIO_POOL_SIZE, 0, BIOSET_NEED_BVECS);
@@ -1559,6 +1808,8 @@ bad_bs:
 	bioset_exit(&bc->bs);
 bad_pcpu:
 	free_percpu(bc->pcpu);
+bad_parked:
+	kfree(bc->parked);
 bad_dev:
 	dm_put_device(ti, bc->dev);
 bad:
@@ -1574,6 +1825,11 @@ static void barrier_dtr(struct dm_target *ti)
 	destroy_workqueue(bc->wq);
 	cancel_work_sync(&bc->event_work);
 	WARN_ON_ONCE(!bio_list_empty(&bc->queue));
+	/* Parked debts no table took: nobody is left to send their bios. */
+	mutex_lock(&dmb_parked_lock);
+	list_del_init(&bc->parked->list);
+	mutex_unlock(&dmb_parked_lock);
+	kfree(bc->parked);
 	bioset_exit(&bc->bs);
 	free_percpu(bc->pcpu);
 	dm_put_device(ti, bc->dev);
@@ -1587,7 +1843,10 @@ static void barrier_dtr(struct dm_target *ti)
  * Bios already queued keep flowing, in order, so dm core's wait for
  * in-flight I/O ends; no bio is lost or completed twice.  (Requeueing held
  * bios to dm core cannot keep them ordered against bios still entering
- * map() until dm blocks I/O, so they are resolved here instead.)
+ * map() until dm blocks I/O, so they are resolved here instead.)  The
+ * held pre-flushes fail and owe; their data parts may reach dm core only
+ * after the resume, and on another table: postsuspend parks the debts for
+ * it (see struct barrier_parked).
  */
 static void barrier_presuspend(struct dm_target *ti)
 {
@@ -1595,10 +1854,9 @@ static void barrier_presuspend(struct dm_target *ti)
 	bool kick;
 
 	spin_lock_irq(&bc->lock);
-	bc->suspending = true;
-	kick = bc->holding;
-	if (kick)
-		bc->hold_expired = true;
+	bc->run = RUN_SUSPENDING;
+	barrier_expire_hold(bc);
+	kick = bc->hold != HOLD_NONE;
 	spin_unlock_irq(&bc->lock);
 	if (kick) {
 		cancel_delayed_work(&bc->hold_work);
@@ -1611,8 +1869,63 @@ static void barrier_presuspend_undo(struct dm_target *ti)
 	struct barrier_c *bc = ti->private;
 
 	spin_lock_irq(&bc->lock);
-	bc->suspending = false;
+	bc->run = RUN_ACTIVE;
 	spin_unlock_irq(&bc->lock);
+}
+
+/* This table's debts, for the next table of its device that resumes. */
+static void barrier_park_debts(struct barrier_c *bc)
+{
+	struct barrier_parked *p = bc->parked;
+
+	mutex_lock(&dmb_parked_lock);
+	spin_lock_irq(&bc->lock);
+	if (bc->nr_debts && list_empty(&p->list)) {
+		memcpy(p->debts, bc->debts, sizeof(bc->debts[0]) * bc->nr_debts);
+		p->nr = bc->nr_debts;
+		WRITE_ONCE(bc->nr_debts, 0);
+		list_add_tail(&p->list, &dmb_parked);
+	}
+	spin_unlock_irq(&bc->lock);
+	mutex_unlock(&dmb_parked_lock);
+}
+
+/*
+ * Take the debts parked under this device whose bio starts in this
+ * target's range: the data parts dm core sends after the resume come here.
+ * A table that resumes without a barrier target there leaves them parked
+ * until the table that parked them is destroyed.
+ */
+static void barrier_adopt_debts(struct barrier_c *bc)
+{
+	struct mapped_device *md = dm_table_get_md(bc->ti->table);
+	sector_t begin = bc->ti->begin, end = bc->ti->begin + bc->ti->len;
+	struct barrier_parked *p, *tmp;
+	struct barrier_debt *d;
+	unsigned int i, kept;
+
+	mutex_lock(&dmb_parked_lock);
+	list_for_each_entry_safe(p, tmp, &dmb_parked, list) {
+		if (p->md != md)
+			continue;
+		kept = 0;
+		spin_lock_irq(&bc->lock);
+		for (i = 0; i < p->nr; i++) {
+			d = &p->debts[i];
+			if (d->sector < begin || d->sector >= end ||
+			    bc->nr_debts == BARRIER_MAX_DEBTS) {
+				p->debts[kept++] = *d;
+				continue;
+			}
+			bc->debts[bc->nr_debts] = *d;
+			WRITE_ONCE(bc->nr_debts, bc->nr_debts + 1);
+		}
+		spin_unlock_irq(&bc->lock);
+		p->nr = kept;
+		if (!kept)
+			list_del_init(&p->list);
+	}
+	mutex_unlock(&dmb_parked_lock);
 }
 
 static void barrier_postsuspend(struct dm_target *ti)
@@ -1621,17 +1934,18 @@ static void barrier_postsuspend(struct dm_target *ti)
 
 	flush_workqueue(bc->wq);
 	spin_lock_irq(&bc->lock);
-	bc->suspended = true;
+	bc->run = RUN_SUSPENDED;
 	spin_unlock_irq(&bc->lock);
+	barrier_park_debts(bc);
 }
 
 static void barrier_resume(struct dm_target *ti)
 {
 	struct barrier_c *bc = ti->private;
 
+	barrier_adopt_debts(bc);
 	spin_lock_irq(&bc->lock);
-	bc->suspending = false;
-	bc->suspended = false;
+	bc->run = RUN_ACTIVE;
 	spin_unlock_irq(&bc->lock);
 }
 
@@ -1651,7 +1965,7 @@ static void barrier_status(struct dm_target *ti, status_type_t type,
 	event = barrier_note_cache(bc);
 	s = bc->stats;
 	mode = bc->mode;
-	held = bc->holding ? bc->queued_barriers : 0;
+	held = bc->hold != HOLD_NONE ? bc->queued_barriers : 0;
 	wc = bc->last_wc;
 	fua = bc->last_fua;
 	spin_unlock_irq(&bc->lock);
