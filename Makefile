@@ -238,7 +238,7 @@ check-guest: check-harness
 # The core guest tests on the newer kernels (everything runs on 6.1 above):
 # target modes, flush failure, ordering (with its dm-linear control), ext4,
 # barrierd's flush failure.  docs/verification.md, "Kernels".
-KERNEL_TESTS = target-modes target-flushfail target-durable order-ahci fs-ext4 barrierd-flushfail
+KERNEL_TESTS = target-modes target-flushfail target-durable stack-lvm-debt order-ahci fs-ext4 barrierd-flushfail
 # (tests/vm/run KERNEL=... runs scripts/kernels itself: a `kernels`
 # prerequisite here only rebuilt nothing, 15 s.)
 check-guest-kernels:

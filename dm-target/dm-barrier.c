@@ -133,10 +133,21 @@ struct barrier_stats {
  * flush and, once that has completed, the data part without REQ_PREFLUSH;
  * it drops the flush's error and sends the data anyway.  The flush it
  * hands the (first) target is a clone of the original bio with its size
- * set to 0: it still points at the original's bio_vec and sector, and so
- * does the data part.  When such a flush fails (or is refused), that pair
- * is the debt, and the data part that matches it fails the same way: the
- * debt belongs to the bio that owes it, and nobody else pays it.
+ * set to 0: it still points at the original's bio_vec, and so does the
+ * data part.  When such a flush fails (or is refused), the bio_vec is the
+ * debt, and the data part that points at it fails the same way: the debt
+ * belongs to the bio that owes it, and nobody else pays it.
+ *
+ * The bio_vec alone is the key, not the sector too: a dm device stacked
+ * on the mapping splits its own commits the same way, and its clones keep
+ * the original's bio_vec all the way down, but not its sector.  An LV on
+ * the mapping as PV sends its flush with the LV's sector (6.11's
+ * flush_bypasses_map skips linear_map()) or, with two segments, through
+ * its first target only (6.1), and the data part with the PV's (review
+ * finding N3: the commit succeeded).  Stacks that write the data from
+ * buffers of their own (dm-crypt) or send flushes of their own (md) keep
+ * no bio_vec to match: docs/dm-barrier.rst says what holds there.  The
+ * sector is kept to hand a debt to the right target after a reload.
  */
 struct barrier_debt {
 	struct bio_vec *vec;
@@ -389,8 +400,7 @@ static blk_status_t barrier_debt_locked(struct barrier_c *bc, struct bio *bio)
 	if (likely(!bc->nr_debts) || !bio_sectors(bio) || !op_is_write(bio_op(bio)))
 		return BLK_STS_OK;
 	for (i = 0; i < bc->nr_debts; i++) {
-		if (bc->debts[i].vec == bio->bi_io_vec &&
-		    bc->debts[i].sector == bio->bi_iter.bi_sector) {
+		if (bc->debts[i].vec == bio->bi_io_vec) {
 			status = bc->debts[i].status;
 			WRITE_ONCE(bc->nr_debts, bc->nr_debts - 1);
 			bc->debts[i] = bc->debts[bc->nr_debts];
@@ -1957,7 +1967,7 @@ static void barrier_status(struct dm_target *ti, status_type_t type,
 	struct barrier_c *bc = ti->private;
 	struct barrier_stats s;
 	enum barrier_mode mode;
-	unsigned int held, nfeat;
+	unsigned int held, nfeat, debts;
 	bool wc, fua, event;
 	size_t sz = 0;
 
@@ -1966,6 +1976,7 @@ static void barrier_status(struct dm_target *ti, status_type_t type,
 	s = bc->stats;
 	mode = bc->mode;
 	held = bc->hold != HOLD_NONE ? bc->queued_barriers : 0;
+	debts = bc->nr_debts;
 	wc = bc->last_wc;
 	fua = bc->last_fua;
 	spin_unlock_irq(&bc->lock);
@@ -1974,12 +1985,13 @@ static void barrier_status(struct dm_target *ti, status_type_t type,
 
 	switch (type) {
 	case STATUSTYPE_INFO:
-		DMEMIT("%s %s %s %llu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu %llu",
+		/* 1.1 appended debts: data parts owing a failed pre-flush now. */
+		DMEMIT("%s %s %s %llu %llu %llu %llu %llu %u %llu %llu %llu %llu %llu %llu %u",
 		       mode_names[mode], wc ? "writeback" : "writethrough",
 		       fua ? "fua" : "nofua",
 		       s.barriers, s.flushes, s.fua_writes, s.flush_errors, s.fallbacks,
 		       held, div_u64(s.max_drain_ns, NSEC_PER_USEC),
-		       s.shared, s.no_cache, s.refused, s.replayed, s.cache_changes);
+		       s.shared, s.no_cache, s.refused, s.replayed, s.cache_changes, debts);
 		break;
 	case STATUSTYPE_TABLE:
 		/* Defaults are left out; mode is the current one, so a reload of
@@ -2041,7 +2053,7 @@ static void barrier_io_hints(struct dm_target *ti, struct queue_limits *limits)
 
 static struct target_type barrier_target = {
 	.name = "barrier",
-	.version = {1, 0, 0},
+	.version = {1, 1, 0},
 	/*
 	 * map() never sleeps (no lock on the fast path, a spin lock behind
 	 * the gate; barriers and what arrives behind them are queued for the

@@ -15,7 +15,7 @@ devno=$(lsblk -dno MAJ:MIN "$DISK_IDE" | tr -d ' ')
 make_barrier plain "$DISK_IDE"
 expect_eq "default table" "$(dmsetup table plain)" "0 $S barrier $devno 0"
 read -r -a st <<<"$(dmsetup status plain)"
-expect_eq "status field count" "${#st[@]}" 18
+expect_eq "status field count (target 1.1: debts appended)" "${#st[@]}" 19
 expect_eq "status prefix" "${st[*]:0:6}" "0 $S barrier flush writeback nofua"
 for f in "${st[@]:6}"; do
 	[[ "$f" =~ ^[0-9]+$ ]] || fail "status counter '$f' is not a number"
@@ -75,7 +75,7 @@ echo "$measured"
 for want in "start=8,mode=fua,fallback=drain,hold_on_flush_error=2500" \
 	"start=8,mode=drain,fallback=drain,hold_on_flush_error=2500" \
 	"start=0,mode=flush,fallback=none,hold_on_flush_error=0"; do
-	echo "$measured" | has "target_name=barrier,target_version=1.0.0,device_name=[0-9]*:[0-9]*,$want\$" ||
+	echo "$measured" | has "target_name=barrier,target_version=1.1.0,device_name=[0-9]*:[0-9]*,$want\$" ||
 		fail "no IMA measurement ending '$want'"
 done
 
