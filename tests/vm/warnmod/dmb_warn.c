@@ -11,18 +11,26 @@
  *   leak     a buffer allocated and its only pointer dropped, for kmemleak
  *            to find (the debug kernel); the buffer starts with "dmb_warn
  *            leak" so that its report says whose it is
+ *   spin     a hung guest (tests/vm/selftest/lockup.sh): every CPU spins
+ *            in dmb_warn_spin() with preemption off (a kthread bound to
+ *            each, and the loading thread), for ever: nothing else runs,
+ *            the soft-lockup watchdog reports each CPU, and the runner
+ *            must dump the guest and name the function
  *
- * It refuses to stay loaded, so nothing needs unloading.
+ * It refuses to stay loaded, so nothing needs unloading (but for spin,
+ * which ends only with the guest).
  */
 #include <linux/module.h>
 #include <linux/bug.h>
 #include <linux/mutex.h>
+#include <linux/kthread.h>
+#include <linux/preempt.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 
 static char *mode = "warn";
 module_param(mode, charp, 0444);
-MODULE_PARM_DESC(mode, "the bug to cause: warn (default), lockdep or leak");
+MODULE_PARM_DESC(mode, "the bug to cause: warn (default), lockdep, leak or spin");
 
 static DEFINE_MUTEX(dmb_warn_a);
 static DEFINE_MUTEX(dmb_warn_b);
@@ -60,6 +68,34 @@ static int dmb_warn_leak(void)
 	return 0;
 }
 
+static noinline void dmb_warn_spin(void)
+{
+	preempt_disable();
+	for (;;)
+		cpu_relax();
+}
+
+static int dmb_warn_spin_thread(void *unused)
+{
+	dmb_warn_spin();
+	return 0;
+}
+
+static void dmb_warn_spin_all(void)
+{
+	struct task_struct *t;
+	unsigned int cpu;
+
+	for_each_online_cpu(cpu) {
+		t = kthread_create(dmb_warn_spin_thread, NULL, "dmb_spin/%u", cpu);
+		if (IS_ERR(t))
+			continue;
+		kthread_bind(t, cpu);
+		wake_up_process(t);
+	}
+	dmb_warn_spin();
+}
+
 static int __init dmb_warn_init(void)
 {
 	int r = 0;
@@ -70,6 +106,8 @@ static int __init dmb_warn_init(void)
 		dmb_warn_inversion();
 	else if (!strcmp(mode, "leak"))
 		r = dmb_warn_leak();
+	else if (!strcmp(mode, "spin"))
+		dmb_warn_spin_all();
 	else
 		return -EINVAL;
 	return r ? r : -ECANCELED;
