@@ -41,7 +41,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include bench/build.mk
 
 .PHONY: all module userspace test-modules deps kernels check check-host check-unit check-model \
-	check-mutants check-fuzz check-guest check-guest-kernels check-long-kernels check-harness check-long \
+	check-mutants check-fuzz check-guest check-guest-kernels guest-kernels-run check-long-kernels check-harness check-long \
 	check-debug debug-kernel \
 	checkpatch asan fuzz demo bench install uninstall clean help
 
@@ -180,6 +180,7 @@ check: deps
 	nice -n 19 $(MAKE) -j2 --output-sync=target check-host >$(BUILD)/check-host.log 2>&1 & host=$$!; \
 	$(MAKE) check-guest; guest=$$?; \
 	wait $$host; hrc=$$?; echo "== host checks"; cat $(BUILD)/check-host.log; \
+	tests/vm/suite report $(GUEST_SUMMARY); \
 	echo "== make check: host checks exit $$hrc, guest tests exit $$guest"; \
 	[ $$hrc = 0 ] && [ $$guest = 0 ]
 
@@ -230,10 +231,17 @@ DEBUG_ONLY_TESTS = $(filter debug-%,$(GUEST_TESTS))
 # mutants it catches fall within 60), all 200 in check-long-kernels and
 # 2000 more in long-campaign.
 CHECK_CAMPAIGN_N ?= 60
-check-guest: check-harness
-	DMB_CAMPAIGN_N=$(CHECK_CAMPAIGN_N) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run \
-		$(filter-out $(LONG_TESTS) $(DEBUG_ONLY_TESTS),$(GUEST_TESTS))
-	$(MAKE) check-guest-kernels
+# Every kernel's tests run whatever failed before them (tests/vm/suite), and
+# the end says what happened on each: one line per kernel, then the total.
+GUEST_SUMMARY = $(BUILD)/guest-summary
+check-guest:
+	@rm -f $(GUEST_SUMMARY); rc=0; \
+	$(MAKE) --no-print-directory check-harness || { rc=1; echo "harness: self-test FAILED" >>$(GUEST_SUMMARY); }; \
+	DMB_CAMPAIGN_N=$(CHECK_CAMPAIGN_N) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/suite run \
+		$(GUEST_SUMMARY) 6.1 $(BUILD)/vm-results \
+		$(filter-out $(LONG_TESTS) $(DEBUG_ONLY_TESTS),$(GUEST_TESTS)) || rc=1; \
+	$(MAKE) --no-print-directory guest-kernels-run || rc=1; \
+	tests/vm/suite report $(GUEST_SUMMARY) || rc=1; exit $$rc
 
 # The core guest tests on the newer kernels (everything runs on 6.1 above):
 # target modes, flush failure, ordering (with its dm-linear control), ext4,
@@ -241,10 +249,12 @@ check-guest: check-harness
 KERNEL_TESTS = target-modes target-flushfail target-durable stack-lvm-debt order-ahci fs-ext4 barrierd-flushfail
 # (tests/vm/run KERNEL=... runs scripts/kernels itself: a `kernels`
 # prerequisite here only rebuilt nothing, 15 s.)
+guest-kernels-run:
+	@rc=0; $(foreach k,$(KERNELS),DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/suite run \
+		$(GUEST_SUMMARY) $(k) $(BUILD)/vm-results-$(k) $(KERNEL_TESTS) || rc=1;) exit $$rc
 check-guest-kernels:
-	@rc=0; $(foreach k,$(KERNELS),echo "== guest tests on $(k)"; \
-		KERNEL=$(k) DMB_BCTL=$(CURDIR)/build/asan/barrierctl tests/vm/run -o $(BUILD)/vm-results-$(k) \
-		$(KERNEL_TESTS) || rc=1;) exit $$rc
+	@rm -f $(GUEST_SUMMARY); rc=0; $(MAKE) --no-print-directory guest-kernels-run || rc=1; \
+		tests/vm/suite report $(GUEST_SUMMARY) || rc=1; exit $$rc
 
 check-long: deps all check-install
 	DMB_LONG=1 tests/vm/run $(LONG_TESTS)
