@@ -72,7 +72,9 @@ fields=$(printf '.%s,' "${BSTATUS_FIELDS[@]}")
 fields=${fields/.cache,/(.cache.kernel | gsub(\" \"; \"\")),}
 got=$(jq -r "[${fields%,}] | map(tostring) | join(\" \")" "$WORK/status.json" |
 	sed 's/^\([a-z]* [a-z]*\) true /\1 fua /; s/^\([a-z]* [a-z]*\) false /\1 nofua /')
-expect_eq "status fields" "$got" "$(dmsetup status safe | cut -d' ' -f4-)"
+# The fifteen of target 1.0 (libdmbarrier skips what a newer 1.x appends:
+# 1.1's debts).
+expect_eq "status fields" "$got" "$(dmsetup status safe | cut -d' ' -f4-18)"
 [ "$(jq .barriers "$WORK/status.json")" -gt 0 ] || fail "two dsync writes counted no barrier"
 expect_eq "json table: 0 length barrier backing offset" \
 	"$(jq -r '"0 \(.length) barrier \(.backing_devnum) \(.offset)"' "$WORK/status.json")" \
