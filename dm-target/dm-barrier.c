@@ -51,6 +51,7 @@ enum dmb_window {
 	WIN_SNAPSHOT,	/* a barrier proved the drain, before it decides */
 	WIN_ENDIO,	/* a direct barrier's completion, before it kicks */
 	WIN_KICK,	/* ... and kick the worker there (a stray run) */
+	WIN_RETURN,	/* ... done with it, before dm core completes it */
 	WIN_NR
 };
 
@@ -59,10 +60,10 @@ enum dmb_window {
 
 static unsigned long dmb_window_points;
 module_param_named(window_points, dmb_window_points, ulong, 0644);
-MODULE_PARM_DESC(window_points, "Test build: mask of points to widen (1 gate, 2 snapshot, 4 endio, 8 kick at endio)");
+MODULE_PARM_DESC(window_points, "Test build: mask of points to widen (1 gate, 2 snapshot, 4 endio, 8 kick at endio, 16 endio's return)");
 static unsigned int dmb_window_us[WIN_NR];
 module_param_array_named(window_us, dmb_window_us, uint, NULL, 0644);
-MODULE_PARM_DESC(window_us, "Test build: microseconds to wait at each point (gate,snapshot,endio)");
+MODULE_PARM_DESC(window_us, "Test build: microseconds to wait at each point (gate,snapshot,endio,-,return)");
 
 static bool dmb_window(enum dmb_window point)
 {
@@ -1233,6 +1234,7 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 		dmb_window_kick(bc);
 	if (kick && !f.held)
 		barrier_kick(bc);
+	dmb_window(WIN_RETURN);
 	return (rerun || f.held) ? DM_ENDIO_INCOMPLETE : DM_ENDIO_DONE;
 }
 
