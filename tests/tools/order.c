@@ -10,8 +10,8 @@
  *   (a) drain:     bios accepted before B are done on the disk before
  *                  B's first disk command (none of its own: before B
  *                  completes);
- *   (b) overtake:  bios accepted after B do not reach the disk before B
- *                  completes on the dm device;
+ *   (b) overtake:  bios accepted after B do not reach the disk before
+ *                  the target finished with B, T(B) (below);
  *   (c) durable:   writes accepted before B, and B's data, are on stable
  *                  media when B completes;
  *   (d) preflush:  writes accepted before B are on stable media before
@@ -24,6 +24,23 @@
  * whose windows overlap are not ordered and are only counted.
  * Each rule is a dominance count (points with key < k and value > v),
  * answered for all barriers at once with a sweep and a Fenwick tree.
+ *
+ * T(B) = min(c(B), E(B)).  dm core traces B's C after the target's
+ * end_io returned, and a target can run nothing after that: the target
+ * may let later bios go in between (its worker releasing bios queued
+ * behind a barrier the disk completed, a gate reopened by a clean flush
+ * answered in map()).  No observer can tell this from C first: B's disk
+ * work is over and all before it done, so a power cut leaves only states
+ * a correct run can leave.  E(B) is the latest of:
+ *   - B's own disk commands (its data request or its flush): their end
+ *     (done), and with --durability its data's post-flush (durable);
+ *   - the bios accepted before B (e(X) < q(B), as for drain): done, and
+ *     with --durability the writes' durable;
+ *   - q(B).
+ * The second part adds nothing when drain and preflush hold; it keeps
+ * the relaxation to where the argument holds.  When something in it is
+ * unknown (ORD_NEVER), B failed, or a command of its own failed (the
+ * target runs it again), T(B) is c(B): the strict rule.
  *
  * A completion (C) on the dm device names no bio, only its sector, size
  * and direction (the key), which every empty flush shares.  It is paired
@@ -711,6 +728,7 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 				z = rq_find(&s->zero_c, d->sector, c->t, b->c_hi, true);
 				if (z)
 					b->done = z->t;
+				b->cmd_err = c->err || (z && z->err);
 				if (c->err) {
 					b->durable = ORD_NEVER;
 				} else if (o->write_through || d->fua) {
@@ -727,6 +745,7 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 			if (a < nfl && first_d[a] <= b->c_hi) {
 				b->d_first = first_d[a];
 				b->done = s->fl[a].c;
+				b->cmd_err = s->fl[a].err != 0;
 			}
 		}
 		if (b->err == EAGAIN_ERR && b->d_first == ORD_NEVER) {
@@ -756,6 +775,83 @@ static int attribute(struct scan *s, struct ord_report *rep, const struct ord_op
 	return 0;
 }
 
+static uint64_t max64(uint64_t a, uint64_t b)
+{
+	return a > b ? a : b;
+}
+
+/* What a bio needs done before the target may be done with a barrier after it. */
+static uint64_t finished(const struct ord_bio *x, bool durability)
+{
+	/* No disk work: its completion, at the end that breaks (b) least. */
+	uint64_t t = x->d_first != ORD_NEVER ? x->done : x->c_hi;
+
+	if (durability && x->nsect && (x->flags & TF_WRITE) && !x->err)
+		t = max64(t, x->durable);
+	return t;
+}
+
+struct ord_fin {
+	uint64_t e, fin;
+};
+
+static int cmp_fin(const void *a, const void *b)
+{
+	const struct ord_fin *x = a, *y = b;
+
+	return x->e < y->e ? -1 : x->e > y->e;
+}
+
+/*
+ * t_end of every barrier: T(B) (see the top).  The bios accepted before
+ * B are a prefix of the bios sorted by acceptance bound: a prefix max of
+ * finished() read at q(B).
+ */
+static int target_ends(struct ord_report *rep, const struct ord_opts *o)
+{
+	_cleanup_free_ struct ord_fin *v = NULL;
+	size_t n = 0, i;
+
+	v = malloc((rep->nbios + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0; i < rep->nbios; i++) {
+		const struct ord_bio *x = &rep->bios[i];
+
+		if (!x->skipped && x->c != ORD_NEVER)
+			v[n++] = (struct ord_fin){ x->e, finished(x, o->durability) };
+	}
+	if (n)
+		qsort(v, n, sizeof(*v), cmp_fin);
+	for (i = 1; i < n; i++) /* fin: the latest of the first i + 1 */
+		v[i].fin = max64(v[i].fin, v[i - 1].fin);
+
+	for (i = 0; i < rep->nbios; i++) {
+		struct ord_bio *b = &rep->bios[i];
+		uint64_t e;
+		size_t lo = 0, hi = n;
+
+		if (!b->barrier || b->skipped || b->c == ORD_NEVER)
+			continue;
+		b->t_end = b->c_lo;
+		if (b->err || b->cmd_err)
+			continue;
+		while (lo < hi) { /* lo: how many have e < q(B) */
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (v[mid].e < b->q)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		e = lo ? max64(v[lo - 1].fin, b->q) : b->q;
+		if (b->d_first != ORD_NEVER) /* its own commands */
+			e = max64(e, finished(b, o->durability));
+		b->t_end = min64(b->c_lo, e);
+	}
+	return 0;
+}
+
 static int check_rule(struct ord_report *rep, enum ord_rule rule)
 {
 	_cleanup_free_ struct dom_pt *pts = NULL;
@@ -778,7 +874,7 @@ static int check_rule(struct ord_report *rep, enum ord_rule rule)
 			pts[np++] = (struct dom_pt){ ti(x->e), ti(x->done), i };
 			break;
 		case ORD_OVERTAKE:
-			/* Mirrored: q(X) > a_end(B) and start(X) < c(B). */
+			/* Mirrored: q(X) > a_end(B) and start(X) < T(B). */
 			pts[np++] = (struct dom_pt){ -ti(x->q), -ti(x->d_first), i };
 			break;
 		case ORD_DURABLE:
@@ -801,7 +897,7 @@ static int check_rule(struct ord_report *rep, enum ord_rule rule)
 						   .thr = ti(b->d_first != ORD_NEVER ? b->d_first : b->c_hi), .idx = i };
 			break;
 		case ORD_OVERTAKE:
-			qs[nq++] = (struct dom_q){ .key = -ti(b->a_end), .thr = -ti(b->c_lo), .idx = i };
+			qs[nq++] = (struct dom_q){ .key = -ti(b->a_end), .thr = -ti(b->t_end), .idx = i };
 			break;
 		case ORD_DURABLE:
 			if (!b->err)
@@ -838,7 +934,7 @@ static int check_rule(struct ord_report *rep, enum ord_rule rule)
 		if (!v.offenders)
 			continue;
 		if (rule == ORD_OVERTAKE) {
-			v.ref_t = b->c_lo;
+			v.ref_t = b->t_end;
 			v.worst_t = rep->bios[v.worst].d_first;
 		} else {
 			v.ref_t = (uint64_t)qs[i].thr;
@@ -971,6 +1067,7 @@ int ord_check(const struct tev *ev, size_t n, const struct ord_opts *o, struct o
 		goto out;
 	if (rep->problems)
 		goto out;
+	r = target_ends(rep, o);
 	for (i = 0; i < ORD_NRULES && r >= 0; i++) {
 		if ((i == ORD_DURABLE || i == ORD_PREFLUSH) && !o->durability)
 			continue;
@@ -1088,8 +1185,10 @@ void ord_print(FILE *out, const struct ord_report *rep, const struct ord_names *
 			break;
 		case ORD_OVERTAKE:
 			fprintf(out, "VIOLATION overtake: %" PRIu64 " bio(s) accepted after barrier %s"
-				" reached the disk before it completed at %.3f ms; earliest %s, %.1f us before\n",
-				v->offenders, bn, v->ref_t / 1e6, xn, us(v->ref_t, v->worst_t));
+				" reached the disk before %s at %.3f ms; earliest %s, %.1f us before\n",
+				v->offenders, bn,
+				v->ref_t < b->c_lo ? "the target finished with it" : "it completed",
+				v->ref_t / 1e6, xn, us(v->ref_t, v->worst_t));
 			break;
 		case ORD_DURABLE:
 		case ORD_PREFLUSH:

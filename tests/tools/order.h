@@ -18,7 +18,7 @@
 
 enum ord_rule {
 	ORD_DRAIN,	/* (a) earlier bios complete before the barrier starts */
-	ORD_OVERTAKE,	/* (b) later bios do not start before it completes */
+	ORD_OVERTAKE,	/* (b) later bios do not start before the target finished with it */
 	ORD_DURABLE,	/* (c) earlier writes and its data durable at completion */
 	ORD_PREFLUSH,	/* (d) earlier writes durable before its data is written */
 	ORD_NRULES
@@ -45,6 +45,11 @@ struct ord_bio {
 	uint64_t c_data;	/* completion of that request's data */
 	uint64_t done;		/* completion on the disk (flush-sequenced: the last) */
 	uint64_t durable;	/* its data on stable media, ORD_NEVER if never */
+	/*
+	 * For a barrier: T(B), when the target was done with it, the bound
+	 * of rule (b) (see the top of order.c); c_lo when not known.
+	 */
+	uint64_t t_end;
 	uint32_t nsect;
 	uint32_t pid;
 	uint32_t line;		/* input line of its Q */
@@ -53,6 +58,7 @@ struct ord_bio {
 	bool barrier;
 	bool skipped;		/* failed with EAGAIN before reaching the disk: retried */
 	bool own_flush;		/* its empty flush was remapped to the disk */
+	bool cmd_err;		/* a disk command of its own failed */
 	bool own_c;		/* completed in its submitter's process context */
 };
 

@@ -9,7 +9,9 @@
  * barrier completed (overtake), the disk's flushes removed (durable).
  * And flushes that libata requeues are followed to their completion.
  * Small synthetic tracefs traces pin how completions are paired with
- * their Qs: empty flushes all share one key (order.c, pair_own()).
+ * their Qs: empty flushes all share one key (order.c, pair_own()); and
+ * the bound of the overtake rule, T(B): a later bio may reach the disk
+ * once the target is done with the barrier, before dm core completes it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -275,12 +277,12 @@ static void test_ftrace_read(void **state)
 /* ------------------------------------------------ pairing C with Q */
 
 /*
- * A synthetic tracefs trace (counter clock) checked as --durability does;
+ * A synthetic tracefs trace (counter clock) checked with @o;
  * @drop_ctx: as if no event's context were known (blkparse's case).
  */
-static void check_text(const char *text, bool drop_ctx, struct trace *t, struct ord_report *rep)
+static void check_text_opts(const char *text, bool drop_ctx, const struct ord_opts *o,
+			    struct trace *t, struct ord_report *rep)
 {
-	const struct ord_opts o = { .durability = true };
 	uint32_t bad = 0;
 	FILE *f = fmemopen((void *)text, strlen(text), "r");
 
@@ -291,9 +293,17 @@ static void check_text(const char *text, bool drop_ctx, struct trace *t, struct 
 	fclose(f);
 	for (size_t i = 0; drop_ctx && i < t->n; i++)
 		t->ev[i].proc_ctx = false;
-	assert_int_equal(ord_check(t->ev, t->n, &o, rep), 0);
+	assert_int_equal(ord_check(t->ev, t->n, o, rep), 0);
 	if (rep->problems)
 		fail_msg("the trace does not add up: %s", rep->problem);
+}
+
+/* The same, checked as --durability does. */
+static void check_text(const char *text, bool drop_ctx, struct trace *t, struct ord_report *rep)
+{
+	const struct ord_opts o = { .durability = true };
+
+	check_text_opts(text, drop_ctx, &o, t, rep);
 }
 
 static uint64_t total_violations(const struct ord_report *rep)
@@ -404,7 +414,8 @@ static void test_pair_own_completion(void **state)
 /*
  * The same shape, but A's next write is dispatched to the disk (D 15676)
  * while A's barrier is still in flight (its flush completes at 15677, the
- * barrier at 15679): a real overtake, still reported.
+ * barrier at 15679): a real overtake, still reported, against the end of
+ * A's flush (the target finished with the barrier there).
  */
 static void test_pair_own_overtake_kept(void **state)
 {
@@ -441,7 +452,8 @@ static void test_pair_own_overtake_kept(void **state)
 	assert_int_equal(rep.nv, 1);
 	assert_int_equal(rep.v[0].barrier, EV_A_FLUSH);
 	assert_int_equal(rep.v[0].worst, EV_A_W1072);
-	assert_int_equal(rep.v[0].ref_t, 15679);
+	assert_int_equal(rep.bios[EV_A_FLUSH].t_end, 15677);
+	assert_int_equal(rep.v[0].ref_t, 15677);
 	assert_int_equal(rep.v[0].worst_t, 15676);
 	ord_report_free(&rep);
 	trace_free(&t);
@@ -541,6 +553,438 @@ static void test_pair_ambiguous(void **state)
 		fail_msg("ambiguous pairing: %" PRIu64 " overtake, %" PRIu64 " durable, %" PRIu64
 			 " drain violations", rep.violations[ORD_OVERTAKE],
 			 rep.violations[ORD_DURABLE], rep.violations[ORD_DRAIN]);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/* ------------------------------------------------ overtake's bound */
+
+/*
+ * The old rule (b), for comparison: barriers some bio accepted after
+ * them reached the disk before they completed on the dm device.
+ */
+static uint64_t strict_overtakes(const struct ord_report *rep)
+{
+	uint64_t n = 0;
+
+	for (size_t i = 0; i < rep->nbios; i++) {
+		const struct ord_bio *b = &rep->bios[i];
+
+		if (!b->barrier || b->skipped)
+			continue;
+		for (size_t j = 0; j < rep->nbios; j++) {
+			const struct ord_bio *x = &rep->bios[j];
+
+			if (!x->skipped && x->q > b->a_end && x->d_first < b->c_lo) {
+				n++;
+				break;
+			}
+		}
+	}
+	return n;
+}
+
+/*
+ * The shape of the 7.3 trace of issue 29.  An earlier write W (824720)
+ * is done.  The empty flush B goes the direct way: its thread remaps it,
+ * the disk runs its flush (D 32157, C 32168).  Four writes arrive behind
+ * it and are held.  The target's end_io wakes its worker, which remaps
+ * them (32170-32173), and the disk issues the first (WS 824736, 32178)
+ * before dm core completes B to its submitter (C 254,0 FWS, 32179).  The
+ * old rule called this an overtake.  The target was done with B at 32168:
+ * its flush had completed, W was done and on stable media.
+ */
+static const char direct_flush_trace[] =
+	"   dmb-orderload-400     [000] .....        32150: block_bio_queue: 254,0 WS 824720 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-400     [000] .....        32151: block_bio_remap: 8,0 WS 824720 + 8 <- (254,0) 824720\n"
+	"    kworker/0:1H-80      [000] .....        32152: block_rq_issue: 8,0 WS 4096 () 824720 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.        32153: block_rq_complete: 8,0 WS () 824720 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32154: block_bio_complete: 254,0 WS 824720 + 8 [0]\n"
+	"     iou-wrk-401         [001] .....        32155: block_bio_queue: 254,0 FWS 0 + 0 [iou-wrk-401]\n"
+	"     iou-wrk-401         [001] .....        32156: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+	"    kworker/1:1H-81      [001] .....        32157: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/1:1H]\n"
+	"   dmb-orderload-400     [000] .....        32158: block_bio_queue: 254,0 WS 824736 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-400     [000] .....        32159: block_bio_queue: 254,0 WS 824744 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-400     [000] .....        32160: block_bio_queue: 254,0 WS 824752 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-400     [000] .....        32161: block_bio_queue: 254,0 WS 824760 + 8 [dmb-orderload]\n"
+	"          <idle>-0       [001] ..s1.        32168: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+	"    kworker/u9:1-120     [000] .....        32170: block_bio_remap: 8,0 WS 824736 + 8 <- (254,0) 824736\n"
+	"    kworker/u9:1-120     [000] .....        32171: block_bio_remap: 8,0 WS 824744 + 8 <- (254,0) 824744\n"
+	"    kworker/u9:1-120     [000] .....        32172: block_bio_remap: 8,0 WS 824752 + 8 <- (254,0) 824752\n"
+	"    kworker/u9:1-120     [000] .....        32173: block_bio_remap: 8,0 WS 824760 + 8 <- (254,0) 824760\n"
+	"    kworker/0:1H-80      [000] .....        32178: block_rq_issue: 8,0 WS 4096 () 824736 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [001] d.s2.        32179: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+	"    kworker/0:1H-80      [000] .....        32180: block_rq_issue: 8,0 WS 4096 () 824744 + 8 [kworker/0:1H]\n"
+	"    kworker/0:1H-80      [000] .....        32181: block_rq_issue: 8,0 WS 4096 () 824752 + 8 [kworker/0:1H]\n"
+	"    kworker/0:1H-80      [000] .....        32182: block_rq_issue: 8,0 WS 4096 () 824760 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.        32183: block_rq_complete: 8,0 WS () 824736 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32184: block_bio_complete: 254,0 WS 824736 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32185: block_rq_complete: 8,0 WS () 824744 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32186: block_bio_complete: 254,0 WS 824744 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32187: block_rq_complete: 8,0 WS () 824752 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32188: block_bio_complete: 254,0 WS 824752 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32189: block_rq_complete: 8,0 WS () 824760 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.        32190: block_bio_complete: 254,0 WS 824760 + 8 [0]\n";
+
+/* Bios of direct_flush_trace, in Q order. */
+enum { DF_W, DF_B, DF_W1, DF_W2, DF_W3, DF_W4 };
+
+/* The counter value of a tracefs line. */
+static unsigned long line_time(const char *line)
+{
+	const char *p = strstr(line, ": block_");
+
+	assert_non_null(p);
+	while (p > line && p[-1] >= '0' && p[-1] <= '9')
+		p--;
+	return strtoul(p, NULL, 10);
+}
+
+static int cmp_line(const void *a, const void *b)
+{
+	unsigned long x = line_time(*(char *const *)a), y = line_time(*(char *const *)b);
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * @text with the first occurrence of @from (which must be there) made @to,
+ * its lines put back in time order as tracefs prints them.
+ */
+static char *edit(const char *text, const char *from, const char *to)
+{
+	const char *p = strstr(text, from);
+	size_t n = strlen(text) - strlen(from) + strlen(to) + 1, nl = 0;
+	char *s = malloc(n), *out = malloc(n), *line[64], *save = NULL, *l;
+
+	assert_non_null(p);
+	assert_non_null(s);
+	assert_non_null(out);
+	snprintf(s, n, "%.*s%s%s", (int)(p - text), text, to, p + strlen(from));
+	for (l = strtok_r(s, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+		assert_true(nl < sizeof(line) / sizeof(line[0]));
+		line[nl++] = l;
+	}
+	/* Only the edited line moves: the others are in order already. */
+	qsort(line, nl, sizeof(line[0]), cmp_line);
+	out[0] = 0;
+	for (size_t i = 0; i < nl; i++) {
+		strcat(out, line[i]);
+		strcat(out, "\n");
+	}
+	free(s);
+	return out;
+}
+
+static void test_overtake_direct_flush(void **state)
+{
+	const struct ord_opts drain = { 0 };
+	struct trace t;
+	struct ord_report rep;
+	const struct ord_bio *b, *w;
+	char *text, *text2;
+
+	(void)state;
+	check_text(direct_flush_trace, false, &t, &rep);
+	assert_int_equal(rep.nbios, 6);
+	b = &rep.bios[DF_B];
+	w = &rep.bios[DF_W1];
+	assert_true(b->barrier && b->own_flush);
+	assert_int_equal(b->d_first, 32157);
+	assert_int_equal(b->done, 32168);
+	assert_int_equal(b->c, 32179);
+	assert_int_equal(rep.bios[DF_W].durable, 32168);
+	/* The old rule: W1, accepted after B, on the disk before B's C. */
+	assert_true(w->q > b->a_end && w->d_first == 32178 && w->d_first < b->c);
+	assert_int_equal(strict_overtakes(&rep), 1);
+	/* The new one: the target finished with B when its flush completed. */
+	assert_int_equal(b->t_end, 32168);
+	assert_true(rep.checked[ORD_OVERTAKE] > 0);
+	if (total_violations(&rep))
+		fail_msg("direct flush: %" PRIu64 " overtake violations", rep.violations[ORD_OVERTAKE]);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/* Ordering only (mode drain): the same. */
+	check_text_opts(direct_flush_trace, false, &drain, &t, &rep);
+	assert_int_equal(rep.bios[DF_B].t_end, 32168);
+	assert_int_equal(total_violations(&rep), 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/* Still caught: W1 remapped and on the disk while B's flush runs. */
+	text = edit(direct_flush_trace, "32170: block_bio_remap: 8,0 WS 824736",
+		    "32163: block_bio_remap: 8,0 WS 824736");
+	text2 = edit(text, "32178: block_rq_issue: 8,0 WS 4096 () 824736",
+		     "32165: block_rq_issue: 8,0 WS 4096 () 824736");
+	free(text);
+	check_text(text2, false, &t, &rep);
+	free(text2);
+	assert_int_equal(rep.bios[DF_W1].d_first, 32165);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(total_violations(&rep), 1);
+	assert_int_equal(rep.v[0].barrier, DF_B);
+	assert_int_equal(rep.v[0].worst, DF_W1);
+	assert_int_equal(rep.v[0].offenders, 1);
+	assert_int_equal(rep.v[0].ref_t, 32168);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/*
+	 * Nor is the target done with B while W, accepted before it, is on
+	 * the disk (D 32152, C 32191): B breaks drain, and W1's dispatch
+	 * (32178) is an overtake too, measured against B's C (32179).
+	 */
+	text = edit(direct_flush_trace, "32153: block_rq_complete: 8,0 WS () 824720",
+		    "32191: block_rq_complete: 8,0 WS () 824720");
+	text2 = edit(text, "32154: block_bio_complete: 254,0 WS 824720",
+		     "32192: block_bio_complete: 254,0 WS 824720");
+	free(text);
+	check_text_opts(text2, false, &drain, &t, &rep);
+	free(text2);
+	assert_int_equal(rep.bios[DF_W].done, 32191);
+	assert_int_equal(rep.bios[DF_B].t_end, 32179);
+	assert_int_equal(rep.violations[ORD_DRAIN], 1);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(total_violations(&rep), 2);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * A clean empty flush B with no disk command of its own.  W was written
+ * and made durable by F's flush (C 18).  B's thread goes on (Y, 21:
+ * B's acceptance is bounded there), the gate is open again, and X,
+ * accepted after B, reaches the disk at 26, before dm core's completion
+ * of B (30, on the other CPU).  Everything accepted before B was done
+ * and durable at 18, and B was accepted by 21: the target was done with
+ * B then.  (A flush answered in map() on a thread that waits for it
+ * bounds its own acceptance by its C: no bio is certainly after it.)
+ */
+static const char clean_flush_trace[] =
+	"   dmb-orderload-301     [000] .....           10: block_bio_queue: 254,0 WS 1000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-301     [000] .....           11: block_bio_remap: 8,0 WS 1000 + 8 <- (254,0) 1000\n"
+	"    kworker/0:1H-80      [000] .....           12: block_rq_issue: 8,0 WS 4096 () 1000 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.           13: block_rq_complete: 8,0 WS () 1000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           14: block_bio_complete: 254,0 WS 1000 + 8 [0]\n"
+	"   dmb-orderload-301     [000] .....           15: block_bio_queue: 254,0 FWS 0 + 0 [dmb-orderload]\n"
+	"   dmb-orderload-301     [000] .....           16: block_bio_remap: 8,0 FWS 0 + 0 <- (254,0) 0\n"
+	"    kworker/0:1H-80      [000] .....           17: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.           18: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+	"          <idle>-0       [000] d.s2.           19: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+	"   dmb-orderload-300     [001] .....           20: block_bio_queue: 254,0 FWS 0 + 0 [dmb-orderload]\n"
+	"   dmb-orderload-300     [001] .....           21: block_bio_queue: 254,0 WS 2000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-300     [001] .....           22: block_bio_remap: 8,0 WS 2000 + 8 <- (254,0) 2000\n"
+	"   dmb-orderload-302     [000] .....           23: block_bio_queue: 254,0 WS 3000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-302     [000] .....           24: block_bio_remap: 8,0 WS 3000 + 8 <- (254,0) 3000\n"
+	"    kworker/1:1H-81      [001] .....           25: block_rq_issue: 8,0 WS 4096 () 2000 + 8 [kworker/1:1H]\n"
+	"    kworker/0:1H-80      [000] .....           26: block_rq_issue: 8,0 WS 4096 () 3000 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [001] ..s1.           27: block_rq_complete: 8,0 WS () 2000 + 8 [0]\n"
+	"          <idle>-0       [001] ..s1.           28: block_bio_complete: 254,0 WS 2000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           29: block_rq_complete: 8,0 WS () 3000 + 8 [0]\n"
+	"          <idle>-0       [001] d.s2.           30: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+	"          <idle>-0       [000] ..s1.           31: block_bio_complete: 254,0 WS 3000 + 8 [0]\n";
+
+enum { CF_W, CF_F, CF_B, CF_Y, CF_X };
+
+static void test_overtake_clean_flush(void **state)
+{
+	struct trace t;
+	struct ord_report rep;
+	const struct ord_bio *b, *x;
+
+	(void)state;
+	check_text(clean_flush_trace, false, &t, &rep);
+	assert_int_equal(rep.nbios, 5);
+	b = &rep.bios[CF_B];
+	x = &rep.bios[CF_X];
+	assert_true(b->barrier && !b->own_flush);
+	assert_int_equal(b->d_first, ORD_NEVER);
+	assert_int_equal(b->a_end, 21);
+	assert_int_equal(b->c, 30);
+	/* The old rule: X after B, on the disk before B's C. */
+	assert_true(x->q > b->a_end && x->d_first == 26 && x->d_first < b->c);
+	assert_int_equal(strict_overtakes(&rep), 1);
+	/* The new one: W done (13) and durable (18), B accepted (q 20). */
+	assert_int_equal(b->t_end, 20);
+	if (total_violations(&rep))
+		fail_msg("clean flush: %" PRIu64 " overtake violations", rep.violations[ORD_OVERTAKE]);
+	ord_report_free(&rep);
+	trace_free(&t);
+}
+
+/*
+ * A barrier write B through the worker in mode flush: pre-flush (21-22),
+ * its data (D 24, C 28), post-flush (29-32), completed at 33.  X,
+ * accepted after B (Q 25), is remapped and dispatched at 31, while the
+ * post-flush runs: with --durability B's data is not yet stable, an
+ * overtake; ordering only, B's data was done at 28, and it is not.
+ */
+static const char data_barrier_trace[] =
+	"   dmb-orderload-301     [000] .....           10: block_bio_queue: 254,0 WS 1000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-301     [000] .....           11: block_bio_remap: 8,0 WS 1000 + 8 <- (254,0) 1000\n"
+	"    kworker/0:1H-80      [000] .....           12: block_rq_issue: 8,0 WS 4096 () 1000 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [000] ..s1.           13: block_rq_complete: 8,0 WS () 1000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           14: block_bio_complete: 254,0 WS 1000 + 8 [0]\n"
+	"   dmb-orderload-300     [001] .....           20: block_bio_queue: 254,0 WFS 2048 + 8 [dmb-orderload]\n"
+	"    kworker/1:1H-81      [001] .....           21: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/1:1H]\n"
+	"          <idle>-0       [001] ..s1.           22: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+	"    kworker/u9:1-120     [001] .....           23: block_bio_remap: 8,0 WS 2048 + 8 <- (254,0) 2048\n"
+	"    kworker/1:1H-81      [001] .....           24: block_rq_issue: 8,0 WS 4096 () 2048 + 8 [kworker/1:1H]\n"
+	"   dmb-orderload-301     [000] .....           25: block_bio_queue: 254,0 WS 3000 + 8 [dmb-orderload]\n"
+	"          <idle>-0       [001] ..s1.           28: block_rq_complete: 8,0 WS () 2048 + 8 [0]\n"
+	"    kworker/1:1H-81      [001] .....           29: block_rq_issue: 8,0 FF 0 () 0 + 0 [kworker/1:1H]\n"
+	"    kworker/u9:1-120     [001] .....           30: block_bio_remap: 8,0 WS 3000 + 8 <- (254,0) 3000\n"
+	"    kworker/0:1H-80      [000] .....           31: block_rq_issue: 8,0 WS 4096 () 3000 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [001] ..s1.           32: block_rq_complete: 8,0 FF () 18446744073709551615 + 0 [0]\n"
+	"          <idle>-0       [001] ..s1.           33: block_bio_complete: 254,0 WFS 2048 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           34: block_rq_complete: 8,0 WS () 3000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           35: block_bio_complete: 254,0 WS 3000 + 8 [0]\n";
+
+enum { DB_W, DB_B, DB_X };
+
+static void test_overtake_in_flight(void **state)
+{
+	const struct ord_opts drain = { 0 };
+	struct trace t;
+	struct ord_report rep;
+	const struct ord_bio *b;
+	char *text, *s;
+
+	(void)state;
+	/* With --durability: X went out before B's post-flush completed. */
+	check_text(data_barrier_trace, false, &t, &rep);
+	assert_int_equal(rep.nbios, 3);
+	b = &rep.bios[DB_B];
+	assert_int_equal(b->d_data, 24);
+	assert_int_equal(b->done, 28);
+	assert_int_equal(b->durable, 32);
+	assert_int_equal(b->t_end, 32);
+	assert_int_equal(strict_overtakes(&rep), 1);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(total_violations(&rep), 1);
+	assert_int_equal(rep.v[0].barrier, DB_B);
+	assert_int_equal(rep.v[0].worst, DB_X);
+	assert_int_equal(rep.v[0].ref_t, 32);
+	assert_int_equal(rep.v[0].worst_t, 31);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/* Ordering only: B's data was done at 28, before X's dispatch (31). */
+	check_text_opts(data_barrier_trace, false, &drain, &t, &rep);
+	assert_int_equal(rep.bios[DB_B].t_end, 28);
+	assert_int_equal(strict_overtakes(&rep), 1);
+	assert_int_equal(total_violations(&rep), 0);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/* X dispatched while B's data write runs: caught in both. */
+	text = edit(data_barrier_trace, "30: block_bio_remap: 8,0 WS 3000", "26: block_bio_remap: 8,0 WS 3000");
+	s = edit(text, "31: block_rq_issue: 8,0 WS 4096 () 3000", "27: block_rq_issue: 8,0 WS 4096 () 3000");
+	free(text);
+	for (int durability = 0; durability < 2; durability++) {
+		const struct ord_opts o = { .durability = durability };
+
+		check_text_opts(s, false, &o, &t, &rep);
+		assert_int_equal(rep.bios[DB_X].d_first, 27);
+		assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+		assert_int_equal(total_violations(&rep), 1);
+		assert_int_equal(rep.v[0].ref_t, durability ? 32 : 28);
+		ord_report_free(&rep);
+		trace_free(&t);
+	}
+	free(s);
+}
+
+/*
+ * An empty flush B with no disk command of its own, while W, accepted
+ * before it, is still on the disk (D 12, C 30).  B's thread goes on (Y,
+ * 21), and X, accepted after B, reaches the disk at 26: before W is
+ * done, so before the target could be done with B.  Ordering only, B
+ * completes at 35: an overtake against W's end (30).  With --durability
+ * W is never flushed: T(B) is not known, and the overtake is measured
+ * against B's C (and B breaks durable).  When the target completes B
+ * first (29), before W is done, B breaks drain too.
+ */
+static const char early_write_trace[] =
+	"   dmb-orderload-301     [000] .....           10: block_bio_queue: 254,0 WS 1000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-301     [000] .....           11: block_bio_remap: 8,0 WS 1000 + 8 <- (254,0) 1000\n"
+	"    kworker/0:1H-80      [000] .....           12: block_rq_issue: 8,0 WS 4096 () 1000 + 8 [kworker/0:1H]\n"
+	"   dmb-orderload-300     [001] .....           20: block_bio_queue: 254,0 FWS 0 + 0 [dmb-orderload]\n"
+	"   dmb-orderload-300     [001] .....           21: block_bio_queue: 254,0 WS 2000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-300     [001] .....           22: block_bio_remap: 8,0 WS 2000 + 8 <- (254,0) 2000\n"
+	"   dmb-orderload-302     [000] .....           23: block_bio_queue: 254,0 WS 3000 + 8 [dmb-orderload]\n"
+	"   dmb-orderload-302     [000] .....           24: block_bio_remap: 8,0 WS 3000 + 8 <- (254,0) 3000\n"
+	"    kworker/1:1H-81      [001] .....           25: block_rq_issue: 8,0 WS 4096 () 2000 + 8 [kworker/1:1H]\n"
+	"    kworker/0:1H-80      [000] .....           26: block_rq_issue: 8,0 WS 4096 () 3000 + 8 [kworker/0:1H]\n"
+	"          <idle>-0       [001] ..s1.           27: block_rq_complete: 8,0 WS () 2000 + 8 [0]\n"
+	"          <idle>-0       [001] ..s1.           28: block_bio_complete: 254,0 WS 2000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           30: block_rq_complete: 8,0 WS () 1000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           31: block_bio_complete: 254,0 WS 1000 + 8 [0]\n"
+	"          <idle>-0       [001] d.s2.           35: block_bio_complete: 254,0 FWS 0 + 0 [0]\n"
+	"          <idle>-0       [000] ..s1.           36: block_rq_complete: 8,0 WS () 3000 + 8 [0]\n"
+	"          <idle>-0       [000] ..s1.           37: block_bio_complete: 254,0 WS 3000 + 8 [0]\n";
+
+enum { EW_W, EW_B, EW_Y, EW_X };
+
+/* The first line ord_print() gives for @rep. */
+static void first_line(const struct ord_report *rep, char *buf, size_t len)
+{
+	FILE *f = fmemopen(buf, len, "w");
+
+	assert_non_null(f);
+	ord_print(f, rep, NULL, 1);
+	fclose(f);
+	buf[strcspn(buf, "\n")] = 0;
+}
+
+static void test_overtake_early_write(void **state)
+{
+	const struct ord_opts drain = { 0 };
+	struct trace t;
+	struct ord_report rep;
+	char line[512];
+	char *text;
+
+	(void)state;
+	check_text_opts(early_write_trace, false, &drain, &t, &rep);
+	assert_int_equal(rep.nbios, 4);
+	assert_int_equal(rep.bios[EW_B].d_first, ORD_NEVER);
+	assert_int_equal(rep.bios[EW_B].a_end, 21);
+	assert_int_equal(rep.bios[EW_B].t_end, 30);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(total_violations(&rep), 1);
+	assert_int_equal(rep.v[0].barrier, EW_B);
+	assert_int_equal(rep.v[0].worst, EW_X);
+	assert_int_equal(rep.v[0].offenders, 1);
+	assert_int_equal(rep.v[0].ref_t, 30);
+	first_line(&rep, line, sizeof(line));
+	if (!strstr(line, "before the target finished with it at"))
+		fail_msg("%s", line);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	check_text(early_write_trace, false, &t, &rep);
+	assert_int_equal(rep.bios[EW_W].durable, ORD_NEVER);
+	assert_int_equal(rep.bios[EW_B].t_end, 35);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(rep.violations[ORD_DURABLE], 1);
+	assert_int_equal(rep.v[0].rule, ORD_OVERTAKE);
+	assert_int_equal(rep.v[0].ref_t, 35);
+	first_line(&rep, line, sizeof(line));
+	if (!strstr(line, "before it completed at"))
+		fail_msg("%s", line);
+	ord_report_free(&rep);
+	trace_free(&t);
+
+	/* The target completes B at 29, before W is done (30). */
+	text = edit(early_write_trace, "35: block_bio_complete: 254,0 FWS", "29: block_bio_complete: 254,0 FWS");
+	check_text_opts(text, false, &drain, &t, &rep);
+	free(text);
+	assert_int_equal(rep.bios[EW_B].c, 29);
+	assert_int_equal(rep.bios[EW_B].t_end, 29);
+	assert_int_equal(rep.violations[ORD_OVERTAKE], 1);
+	assert_int_equal(rep.violations[ORD_DRAIN], 1);
 	ord_report_free(&rep);
 	trace_free(&t);
 }
@@ -802,6 +1246,10 @@ int main(void)
 		cmocka_unit_test(test_pair_own_overtake_kept),
 		cmocka_unit_test(test_pair_own_latest),
 		cmocka_unit_test(test_pair_ambiguous),
+		cmocka_unit_test(test_overtake_direct_flush),
+		cmocka_unit_test(test_overtake_clean_flush),
+		cmocka_unit_test(test_overtake_in_flight),
+		cmocka_unit_test(test_overtake_early_write),
 		cmocka_unit_test(test_flush_clean),
 		cmocka_unit_test(test_linear_violates),
 		cmocka_unit_test(test_mutant_drain),
