@@ -41,7 +41,7 @@ FUZZERS :=        # libFuzzer binaries (clang), run by check-fuzz / fuzz
 -include bench/build.mk
 
 .PHONY: all module userspace test-modules deps kernels check check-host check-unit check-model \
-	check-mutants check-fuzz check-guest check-guest-kernels guest-kernels-run check-long-kernels check-harness check-long \
+	check-mutants check-mutants-apply check-fuzz check-guest check-guest-kernels guest-kernels-run check-long-kernels check-harness check-long \
 	check-debug debug-kernel \
 	checkpatch asan fuzz demo bench install uninstall clean help
 
@@ -186,7 +186,7 @@ check: deps
 
 # Independent of each other (the install checks work on copies of the tree),
 # so `make check` runs them two at a time: ~90 s one after the other.
-check-host: checkpatch check-unit check-fuzz check-install check-model
+check-host: checkpatch check-unit check-fuzz check-install check-model check-mutants-apply
 
 check-unit: $(UNIT_TESTS)
 	@set -e; for t in $(UNIT_TESTS); do echo "== $$t"; $$t; done
@@ -246,7 +246,7 @@ check-guest:
 # The core guest tests on the newer kernels (everything runs on 6.1 above):
 # target modes, flush failure, ordering (with its dm-linear control), ext4,
 # barrierd's flush failure.  docs/verification.md, "Kernels".
-KERNEL_TESTS = target-modes target-flushfail target-durable stack-lvm-debt order-ahci fs-ext4 barrierd-flushfail
+KERNEL_TESTS = target-modes target-flushfail target-flush-transient target-other-bios target-durable stack-lvm-debt order-ahci fs-ext4 barrierd-flushfail
 # (tests/vm/run KERNEL=... runs scripts/kernels itself: a `kernels`
 # prerequisite here only rebuilt nothing, 15 s.)
 guest-kernels-run:
@@ -300,6 +300,9 @@ check-debug: deps all debug-kernel
 # caught by the tests it names (about 25 minutes).
 check-mutants: all
 	tests/campaign/mutants/run
+# Host only, instant: every mutant still applies and names its catchers.
+check-mutants-apply:
+	tests/campaign/mutants/run --apply
 
 demo: deps
 	$(MAKE) all

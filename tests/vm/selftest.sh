@@ -46,7 +46,7 @@ serial=${dump%/*}/serial.log
 if [ -n "$dump" ] && grep -q '^vCPU 1: RIP=' "$dump" && grep -q '^RIP=' "$dump" &&
 	grep -q 'Kernel panic - not syncing: NMI' "$serial" &&
 	[ "$(sed -n '/Kernel panic - not syncing: NMI/,$p' "$serial" | grep -cE 'NMI backtrace for cpu [01]')" -ge 2 ] &&
-	sed -n '/Kernel panic - not syncing: NMI/,$p' "$serial" | grep -q 'dmb_warn_spin'; then
+	awk '/Kernel panic - not syncing: NMI/ { p = 1 } p && /dmb_warn_spin/ { f = 1 } END { exit !f }' "$serial"; then
 	echo "selftest ok: qemu-dump.txt has each vCPU's registers; after the NMI, serial.log has both CPUs' backtraces in dmb_warn_spin"
 else
 	echo "selftest FAILED: the hung guest's dump ($dump) or its backtraces in $serial are missing"
