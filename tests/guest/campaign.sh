@@ -9,6 +9,7 @@
 # each review finding; the campaign catches the ones its schedules reach.
 # vm: ide ahci
 # timeout: 1500
+# env: DMB_CAMPAIGN_N DMB_CAMPAIGN_BASE DMB_CAMPAIGN_SEEDS
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/campaign/campaign.lib"
 

@@ -10,6 +10,7 @@
 # e2fsck, or the check proves nothing.
 # vm: ide ahci
 # timeout: 300
+# env: DMB_CRASH_FILES DMB_CRASH_MAX_FAILURES DMB_CRASH_MIN_POINTS DMB_CRASH_MUTATE DMB_CRASH_ROUNDS
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/crash.lib"
 

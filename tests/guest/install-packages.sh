@@ -24,6 +24,7 @@
 # after is the packages' doing.
 # vm: ide ahci
 # timeout: 240
+# env: DMB_DKMS_BUILD
 source "$PROJECT/tests/vm/lib.sh"
 
 ko=$B/dkms/out/$KVER/dm-barrier.ko

@@ -3,6 +3,7 @@
 # check-long); see campaign.sh.
 # vm: ide ahci
 # timeout: 10800
+# env: DMB_CAMPAIGN_N DMB_CAMPAIGN_BASE DMB_CAMPAIGN_SEEDS
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/campaign/campaign.lib"
 

@@ -6,6 +6,7 @@
 # lose-previous mutation of the same log must fail e2fsck.
 # vm: ide ahci
 # timeout: 1800
+# env: DMB_CRASH_FILES DMB_CRASH_MIN_POINTS DMB_CRASH_ROUNDS DMB_LONG
 source "$PROJECT/tests/vm/lib.sh"
 [ -n "${DMB_LONG:-}" ] || skip "long variant: make check-long (DMB_LONG=1)"
 export DMB_CRASH_ROUNDS=${DMB_CRASH_ROUNDS:-16} DMB_CRASH_FILES=${DMB_CRASH_FILES:-12}

@@ -5,6 +5,7 @@
 # AHCI must be clean; dm-linear on AHCI, the negative control, must not.
 # vm: ahci ide mem=3072
 # timeout: 2400
+# env: DMB_LONG DMB_ORD_BIOS
 source "$PROJECT/tests/vm/lib.sh"
 [ -n "${DMB_LONG:-}" ] || skip "long variant: make check-long (DMB_LONG=1)"
 ORD_BIOS=${DMB_ORD_BIOS:-100000}

@@ -72,8 +72,6 @@ for s in 800 $seg2; do
 	[ "$r" != 0 ] || fail "a commit on the LV (sector $s) whose pre-flush failed reported success"
 	expect_eq "LV sector $s: the commit" "$r" -5
 done
-# Nothing owed is left: the gate is open again.  debts, the target's
-# sixteenth status field (1.1: libdmbarrier, and so lib.sh's bstatus, reads
-# the fifteen of 1.0).
-expect_eq "debts left" "$(dmsetup status pvb | awk '{ print $19 }')" 0
+# Nothing owed is left: the gate is open again.
+expect_eq "debts left" "$(bstatus pvb debts)" 0
 lvmx vgchange -q -an vgb

@@ -7,6 +7,7 @@
 # fail, and the test checks that it does.
 # vm: ide ahci smp=1
 # timeout: 400
+# env: DMB_LONG
 source "$PROJECT/tests/vm/lib.sh"
 
 modes=(flush fua drain passthrough none)

@@ -20,6 +20,7 @@
 # Under check-mutants a build of a mutant with windows (DMB_KO) is run 2.
 # vm: ide ahci
 # timeout: 600
+# env: DMB_DURABLE_GATE_US DMB_DURABLE_SNAP_US DMB_DURABLE_WRITES
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/tools/order-lib.sh"
 

@@ -13,6 +13,7 @@
 # and it succeeds with no fallback, so the failures come from the flush.
 # vm: ide ahci blkdebug=ahci:0
 # timeout: 420
+# env: DMB_DIRECT
 source "$PROJECT/tests/vm/lib.sh"
 
 modprobe dm-barrier

@@ -69,7 +69,7 @@ start_udev() {
 # bstatus NAME FIELD: one field of the target's status line, by the name
 # docs/dm-barrier.rst gives it.
 BSTATUS_FIELDS=(mode cache fua barriers flushes fua_writes flush_errors fallbacks held
-	max_drain_us shared no_cache refused replayed cache_changes)
+	max_drain_us shared no_cache refused replayed cache_changes debts)
 bstatus() { status_field "$1" "$2" "${BSTATUS_FIELDS[@]}"; }
 
 # status_field NAME FIELD NAMES...: the field called FIELD of a one-target
