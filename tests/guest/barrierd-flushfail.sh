@@ -9,8 +9,9 @@
 # journal (ext4 goes read-only), and the write cache stays on.
 #
 # The failure: QEMU's blkdebug passes the first N flushes that reach each
-# disk image, fails the next 7 and passes all later ones.  7 = libata's
-# FLUSH CACHE and its 6 retries: one failed flush as the kernel sees it,
+# disk image, fails the next 6 and passes all later ones.  6 = sd's
+# SYNCHRONIZE CACHE and its 5 retries (each a FLUSH CACHE from libata;
+# measured in target-flush-transient): one failed flush as the kernel sees it,
 # from a drive that recovers (a permanent failure would fail every write
 # once the cache is off, as QEMU then flushes after each write).  Only
 # flushes that follow a write reach the image, so the guest's own count
@@ -22,7 +23,7 @@
 # flush after a write fails (blkdebug=scsi:0), and its cache cannot be
 # switched (not ATA), so barrierd goes to none, loudly, and the held
 # barrier fails (EOPNOTSUPP) instead of succeeding falsely.
-# vm: ide ahci scsi blkdebug=ide:60+7 blkdebug=ahci:60+7 blkdebug=scsi:0
+# vm: ide ahci scsi blkdebug=ide:60+6 blkdebug=ahci:60+6 blkdebug=scsi:0
 # timeout: 360
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"

@@ -11,7 +11,7 @@
 # throttled requests and the disk stops answering altogether.)  A client asks
 # barrierd to switch that disk's cache (SetWriteCache) every 2 s, another
 # pings barrierd every 0.5 s, and meanwhile ext4 on the IDE mapping "fs"
-# meets a failed flush (blkdebug: flushes 61-67 fail) with barriers held
+# meets a failed flush (blkdebug: flushes 61-66 fail) with barriers held
 # for 10 s.
 # Passes when: the slowest Ping answers within 3 s; fs's failure is handled
 # within its hold (cache off, drain, the held commit replayed, ext4 still
@@ -20,7 +20,7 @@
 # Negative control: DMB_BARRIERD= a barrierd that asks drives in its event
 # loop (main before issue 14, item 1) fails: its Pings wait behind the
 # sick disk's commands (measured 16.6 s).
-# vm: ide ahci blkdebug=ide:60+7 throttle=ahci:4
+# vm: ide ahci blkdebug=ide:60+6 throttle=ahci:4
 # timeout: 420
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"

@@ -13,13 +13,15 @@
 #  3. a disk whose flush failed (state failed: its cache turned off) is
 #     asked about its cache (SG_IO) after 1, 2, 4, 8 ... poll intervals,
 #     not at every one: at most 6 in 24 s with PollIntervalSec=1, where
-#     asking at every tick makes 20 or more.
+#     asking at every tick makes 20 or more, and at least 2.
+# Each count has a floor too: a trace that saw nothing passes a ceiling.
 # Negative control: DMB_BARRIERD pointing at the barrierd before this
 # change (which rescanned per event, read the status per property read and
 # asked a failed disk at every tick) fails all three (DMB_STORM_PARTS="2 3"
 # and "3" run the later parts alone).
-# vm: ide ahci blkdebug=ide:20+7
+# vm: ide ahci blkdebug=ide:20+6
 # timeout: 420
+# env: DMB_STORM_PARTS
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"
 
@@ -76,6 +78,8 @@ log "storm: $events uevents over $secs s; barrierd: $lists DM_LIST_DEVICES," \
 [ $((lists * 4)) -lt "$events" ] ||
 	fail "storm: $lists rescans for $events uevents (one per event is what coalescing must prevent)"
 [ "$lists" -le $((2 * secs + 3)) ] || fail "storm: $lists rescans in $secs s, over 2 a second"
+# Floors: a trace that saw nothing passes every ceiling above.
+[ "$lists" -ge 1 ] || fail "storm: no rescan at all in $secs s (barrierd ignored the storm, or strace saw nothing)"
 expect_eq "the mapping made at the end of the storm is adopted" "$(bd_prop late Name)" late
 for i in $(seq 60); do dmsetup remove "z$i"; done
 fi
@@ -102,6 +106,10 @@ limit=$(( (ms + 249) / 250 + (ms + 999) / 1000 + 2 ))
 log "40 reads of Barriers over $ms ms: $st DM_TABLE_STATUS (limit $limit)"
 [ "$limit" -lt 40 ] || fail "the 40 reads took $ms ms: too slow to tell a cache from none"
 [ "$st" -le "$limit" ] || fail "40 property reads cost $st status ioctls in $ms ms (limit $limit)"
+# Floor: the tick reads the status once a second, so over 2 s of reads
+# the trace must hold one.
+[ "$ms" -lt 2000 ] || [ "$st" -ge 1 ] ||
+	fail "40 property reads over $ms ms: no status ioctl at all (no tick, or strace saw nothing)"
 fi
 
 # ---------------------------------------------------------------- 3. a marginal disk
@@ -120,6 +128,8 @@ trace_stop
 sg=$(count SG_IO)
 log "state failed, 24 s at PollIntervalSec=1: $sg SG_IO"
 [ "$sg" -le 6 ] || fail "a failed disk was asked $sg times in 24 s"
+# Floor: after 1, 2, 4 and 8 s it is asked again (recovery is noticed).
+[ "$sg" -ge 2 ] || fail "a failed disk was asked only $sg times in 24 s: barrierd stopped asking"
 expect_eq "still failed, drain" "$(bd_prop fail State) $(bd_prop fail Mode)" "failed drain"
 
 bd_stop

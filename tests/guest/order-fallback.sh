@@ -1,14 +1,14 @@
 #!/bin/bash
 # Ordering survives a failed cache flush with fallback:drain: the AHCI
-# disk's 201st flush fails (blkdebug passes 200 flushes, fails 7 - libata's
-# FLUSH CACHE and its 6 retries, one failure as the kernel sees it - then
-# passes again), mid-way through the load; the barrier whose flush failed
+# disk's 201st flush fails (blkdebug passes 200 flushes, fails 6 - sd's
+# SYNCHRONIZE CACHE and its 5 retries, one failure as the kernel sees it,
+# measured in target-flush-transient - then passes again), mid-way through the load; the barrier whose flush failed
 # fails, the mapping falls back to drain, and the barriers after it must
 # still neither be overtaken nor overtake (drain and overtake rules;
 # durability is not checked: the fallback gives it up).
 # Negative control: the same mapping switched to passthrough, same disk,
 # same load: the checker must find violations.
-# vm: ide ahci blkdebug=ahci:200+7
+# vm: ide ahci blkdebug=ahci:200+6
 # timeout: 240
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/tools/order-lib.sh"

@@ -9,11 +9,11 @@
 # (BARRIERD_MESSAGE_FLUSH_FAILED) and DMB_DEVICE=, DMB_DISK=, DMB_MODE=,
 # DMB_WRITE_CACHE= fields.  The failure is blkdebug's, as in
 # barrierd-flushfail (which also has the control without barrierd: the
-# journal aborts): flushes 61-67 that reach the image fail, then all pass.
+# journal aborts): flushes 61-66 that reach the image fail, then all pass.
 # Negative control (run once, results in docs/verification.md): the
 # unit without CAP_SYS_RAWIO cannot switch the cache; barrierd goes to
 # mode none and this test fails.
-# vm: ide ahci systemd blkdebug=ide:60+7
+# vm: ide ahci systemd blkdebug=ide:60+6
 # timeout: 240
 source "$PROJECT/tests/vm/lib.sh"
 source "$PROJECT/tests/guest/barrierd.lib"
