@@ -58,11 +58,9 @@ expect_eq "major:minor: device" "$(jget .device)" "$(disk_name "$DISK_IDE")"
 dmsetup create lin --table "0 $(sectors "$DISK_IDE") linear $DISK_IDE 0"
 # Control: SG_IO on a whole-disk dm-linear reaches the disk under it, so a
 # library that only sent SG_IO would switch the IDE disk through it.
-if hdparm -W /dev/mapper/lin 2>/dev/null | has 'write-caching *= *1'; then
-	log "control: hdparm -W through /dev/mapper/lin reads the IDE disk's cache"
-else
-	log "control: hdparm cannot reach the disk through dm-linear here"
-fi
+hdparm -W /dev/mapper/lin 2>/dev/null | has 'write-caching *= *1' ||
+	fail "control did not reproduce: hdparm -W cannot reach the IDE disk through dm-linear here, so the refusal below proves nothing"
+log "control: hdparm -W through /dev/mapper/lin reads the IDE disk's cache"
 bctl 4 write-cache /dev/mapper/lin off
 err_has "device-mapper device, not an ATA disk"
 expect_eq "IDE disk after refused off via dm" "$(drive_write_cache "$DISK_IDE")" 1
