@@ -272,6 +272,7 @@ struct barrier_pb {
 	bool data;			/* ... with data */
 	u8 mode, eff;			/* ... the mode then, and what it ran as */
 	bool preflush;			/* ... which carried REQ_PREFLUSH */
+	blk_status_t rerun;		/* ... which failed with this: run again */
 	u64 gen;			/* bc->fail_gen when map() took it */
 	struct block_device *bdev;	/* a direct barrier's own fields, to */
 	blk_opf_t opf;			/* hold it or run it again through the */
@@ -763,6 +764,7 @@ static int barrier_map(struct dm_target *ti, struct bio *bio)
 
 	pb->counted = false;
 	pb->direct = false;
+	pb->rerun = BLK_STS_OK;
 	/*
 	 * Never polled below us: a barrier's drain waits for every bio of
 	 * ours in flight, and a polled one completes only when its submitter
@@ -1183,8 +1185,13 @@ static void barrier_direct_restore(struct bio *bio, struct barrier_pb *pb)
  * worker would.  One with data ran pre-flush, write and post-flush as one
  * request with one status, which does not say which step failed: it goes
  * to the head of the queue and the worker runs it again step by step, so a
- * media error or a full thin pool stays a write error with its status, and
- * only a failed flush counts as one.  Then whatever queued behind it runs.
+ * media error or a full thin pool stays a write error with its status.  A
+ * rerun that succeeds proves nothing about the first run: a drive whose
+ * flush failed once may have lost what its cache held and work again, so
+ * the barrier still fails: as a failed flush where the first request held
+ * one and its error is one a flush gives (not -ENOSPC, -ENODATA), else as
+ * that write error (barrier_run(), pb->rerun).  Then whatever queued
+ * behind it runs.
  */
 static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct barrier_pb *pb,
 				blk_status_t *error)
@@ -1203,6 +1210,8 @@ static int barrier_direct_endio(struct barrier_c *bc, struct bio *bio, struct ba
 		barrier_direct_restore(bio, pb);
 		bio_list_add(&bios, bio);
 	}
+	if (rerun)
+		pb->rerun = *error;
 
 	/*
 	 * One critical section from "no longer direct" to what runs next: a
@@ -1399,12 +1408,43 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 		.status = BLK_STS_OK,
 	};
 	enum barrier_step step = STEP_DRAIN, next;
-	struct bio *bio;
+	struct bio *bio, *rerun = NULL;
+	blk_status_t first_status = BLK_STS_OK;
+	bool first_flushed = false;
+	struct barrier_pb *pb;
 
 	t.data = bio_sectors(t.first) > 0;
 	t.internal = bio_is_internal(t.first);
+	if (!t.internal) {
+		pb = dm_per_bio_data(t.first, sizeof(struct barrier_pb));
+		if (pb->rerun) {
+			rerun = t.first;
+			first_status = pb->rerun;
+			/* A pre-flush, or blk-flush's post-flush for FUA. */
+			first_flushed = pb->preflush || pb->eff == MODE_FLUSH;
+			pb->rerun = BLK_STS_OK;
+		}
+	}
 	while ((next = barrier_step(bc, &t, step)) != step)
 		step = next;
+	/*
+	 * A direct barrier failed and its rerun met no error: the first run
+	 * still failed (barrier_direct_endio()).  If its request held a flush
+	 * and the error is one a flush can give, it may have been the flush:
+	 * a failed flush.  Else the write failed, as the worker would have
+	 * said (a FUA write whose probe flush works): that write error.  Not
+	 * when the rerun was answered otherwise: failed (an error of its own,
+	 * or owed), refused, or passed through.
+	 */
+	if (rerun && step == STEP_DONE && !t.status && bio_list_peek(batch) == rerun) {
+		if (first_flushed && first_status != BLK_STS_NOSPC &&
+		    first_status != BLK_STS_MEDIUM) {
+			t.err = blk_status_to_errno(first_status);
+			step = barrier_step(bc, &t, STEP_FLUSH_FAILED);
+		} else {
+			t.status = first_status;
+		}
+	}
 	if (step == STEP_HELD)
 		return;
 	while ((bio = bio_list_pop(batch)))
