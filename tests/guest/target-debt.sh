@@ -28,6 +28,12 @@
 # G  a failed probe (`barrier` message) in mode drain fails itself, not the
 #    drain barrier V queued behind it, which promised order, not
 #    durability (review N9; 767b561: V -> -5).
+# H  order across a hold and its replay (issue 27, item 4): a FUA write W
+#    behind a stalled write, and a plain write X to the same sector queued
+#    behind W; W's pre-flush fails and W is held; `mode flush` replays it.
+#    W must reach the disk before X: the sector holds X's bytes.  (With
+#    the held batch put back behind X, the mutant 9-hold-tail, X runs
+#    first and W's bytes are left.)
 # D  a REQ_PREFLUSH write without REQ_FUA whose pre-flush fails must fail
 #    (9a24aab: its data part went down as a plain write: success).  With
 #    the pre-flush working, its data part is a plain write, not ordered
@@ -234,4 +240,33 @@ expect_eq "G: V, a drain barrier behind the failed probe" "$(bio_result 31)" 0
 expect_eq "G: mode" "$(bstatus g mode)" drain
 bio_close
 dmsetup remove g
+
+# --- H: order across a hold and its replay
+# first_byte NAME SECTOR: the first byte on the mapping at SECTOR, in hex
+# (dmb_bio fills a write's page with its ID).
+first_byte() {
+	dd if="/dev/mapper/$1" bs=512 skip="$2" count=1 iflag=direct status=none | od -An -tx1 -N1 | tr -d ' '
+}
+make_barrier h "$F" hold_on_flush_error:20000
+bio_open /dev/mapper/h
+stalled_write h 500
+bio_submit 41 W FUA 1632 8		# W: a barrier, its pre-flush to fail
+sleep 0.3
+bio_submit 42 W - 1632 8		# X: a plain write behind it, same sector
+sleep 0.3
+expect_eq "H: X queued behind W" "$(bio_result 42)" pending
+fault flt fail_flush 1
+fault flt stall off
+wait_until 15 'test "$(bstatus h held)" -ge 1' || fail "H: W was not held: $(dmsetup status h)"
+expect_eq "H: X while W is held" "$(bio_result 42)" pending
+dmsetup message h 0 mode flush
+bio_wait 20 41 42
+wait_until 10 'bg_done sw500' || fail "H: the stalled write did not complete"
+log "H: W -> $(bio_result 41), X -> $(bio_result 42); sector 1632: $(first_byte h 1632); $(dmsetup status h)"
+expect_eq "H: W after the replay" "$(bio_result 41)" 0
+expect_eq "H: X after the replay" "$(bio_result 42)" 0
+[ "$(first_byte h 1632)" = 2a ] ||
+	fail "H: the held barrier W reached the disk after X, queued behind it: sector 1632 holds $(first_byte h 1632), W wrote 29, X 2a"
+bio_close
+dmsetup remove h
 dmsetup remove flt

@@ -6,7 +6,9 @@
 # and status says nofua), drain (no flushes), passthrough (flags passed on),
 # none (barriers fail with EOPNOTSUPP, other bios pass), and flush over a
 # write-through disk (acts as drain, counted in no_cache); the explicit
-# barrier message flushes in every mode but none.
+# barrier message flushes in every mode but none; a FUA and a PREFLUSH|FUA
+# write made in the kernel (dmb_bio), direct and through the worker, cost
+# the disk a pre-flush and a post-flush.
 # Negative control: each mode's expected numbers differ from every other
 # mode's, so a mode that behaved like another fails here.
 # vm: ide ahci scsi
@@ -122,3 +124,33 @@ check_counts wt "$DISK_AHCI" "$b" mode=flush cache=writethrough barriers=6 flush
 hdparm -W1 "$DISK_AHCI" >/dev/null
 dmsetup remove wt
 dmsetup remove fs
+
+# Barriers the kernel makes (a journal's commit block, by dmb_bio): a FUA
+# write and a PREFLUSH|FUA write after a plain write, in mode flush, the
+# direct way and through the worker: each costs the disk a pre-flush and a
+# post-flush.  User space cannot make one alone: an O_DSYNC write on a
+# block device is followed by a flush of its own, which would hide a
+# missing post-flush (the mutants 10-no-postflush and 11-direct-nofua
+# pass every O_DSYNC test).
+P=/sys/module/dm_barrier/parameters/direct
+trap 'echo Y >$P 2>/dev/null || true' EXIT
+make_barrier kc "$DISK_AHCI"
+bio_open /dev/mapper/kc
+id=0
+for direct in Y N; do
+	echo $direct >$P
+	for flags in FUA PREFLUSH,FUA; do
+		id=$((id + 1))
+		dd if=/dev/urandom of=/dev/mapper/kc bs=4k count=1 seek=$((300 + id)) oflag=direct conv=notrunc status=none
+		dmsetup message kc 0 reset_stats
+		b=$(disk_flushes "$DISK_AHCI")
+		bio_submit $id W $flags $((2400 + 8 * id)) 8
+		bio_wait 20 $id
+		log "kc: direct=$direct, W $flags after a plain write: $(dmsetup status kc)"
+		expect_eq "kc: direct=$direct W $flags" "$(bio_result $id)" 0
+		check_counts kc "$DISK_AHCI" "$b" flushes=2 disk=2
+	done
+done
+echo Y >$P
+bio_close
+dmsetup remove kc
