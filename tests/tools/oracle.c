@@ -32,7 +32,11 @@
  *   a status != 0 that is an empty flush (op F) switches it, at that bio's
  *   complete_ns, to the start event's fallback when it is flush or fua
  *   (docs/dm-barrier.rst, "Flush failure"; a failed FUA write is a write
- *   error unless the flush the target sends after it fails too).  Violations: no
+ *   error unless the flush the target sends after it fails too), and so
+ *   does, at the complete_ns of its rerun, a failed injected W bio with FUA
+ *   in mode flush (the direct way's write and post-flush in one request)
+ *   whose sector's next W bio worked, unless it failed with -ENOSPC or
+ *   -ENODATA (find_reruns()).  Violations: no
  *   start event or more than one, an event before the start, events out of
  *   time order, and an S op that returned 0 although the timeline says
  *   mode none for the whole of its [submit_ns, complete_ns] (a barrier
@@ -520,6 +524,8 @@ struct ctx {
 	size_t ninj;
 	uint64_t *ffail;	/* complete times of injected flush/FUA failures */
 	size_t nffail;
+	uint64_t *rerun;	/* failed direct barriers whose rerun worked */
+	size_t nrerun;
 	uint64_t *fok;		/* complete times of successful F bios */
 	size_t nfok;
 	struct fref *sok;	/* S ops that returned 0, by submit time */
@@ -739,6 +745,73 @@ static int build_indexes(struct ctx *c)
 	return 0;
 }
 
+/*
+ * The mode the events alone give at @t (the start event's, then each mode
+ * or reload event's from its end): what the target was told, before any
+ * fallback of its own.
+ */
+static enum orc_mode told_mode_at(const struct ctx *c, uint64_t t)
+{
+	const struct orc_input *in = c->in;
+	enum orc_mode m = ORC_UNKNOWN;
+
+	for (size_t i = 0; i < in->nevents && in->events[i].t <= t; i++) {
+		const struct orc_event *ev = &in->events[i];
+
+		if (ev->type == ORC_EV_START)
+			m = ev->mode;
+		else if ((ev->type == ORC_EV_MODE || ev->type == ORC_EV_RELOAD) && ev->t_end <= t)
+			m = ev->mode;
+	}
+	return m;
+}
+
+/*
+ * The direct way's rerun (docs/dm-barrier.rst, "The direct way"): in mode
+ * flush a barrier with data that finds the target idle goes down with
+ * REQ_FUA (a W bio with FUA and no PREFLUSH: mode flush sends no other),
+ * which the disk runs as write and post-flush in one request.  When that
+ * bio fails, the target runs the barrier again through the worker: the
+ * sector's next W bio.  If that one works, the first failure may have been
+ * the flush, and the target takes it as a failed flush at the rerun's end,
+ * unless its error is one only a write gives (-ENOSPC, -ENODATA): a write
+ * error then.  Mode fua's FUA writes are real ones, judged by the flush
+ * after them.  Each such rerun's complete time goes into ffail and the
+ * timeline.
+ */
+static int find_reruns(struct ctx *c)
+{
+	const struct orc_input *in = c->in;
+	size_t i, lo, hi;
+
+	c->rerun = calloc(in->nbios + 1, sizeof(*c->rerun));
+	if (!c->rerun)
+		return -ENOMEM;
+	for (i = 0; i < in->nbios; i++) {
+		const struct orc_bio *b = &in->bios[i], *r = NULL;
+
+		if (b->op != 'W' || !b->injected || !b->status || !(b->flags & ORC_FUAF) ||
+		    (b->flags & ORC_PREFLUSH) || b->status == -ENOSPC || b->status == -ENODATA ||
+		    told_mode_at(c, b->sub) != ORC_FLUSH)
+			continue;
+		wrange(c, b->sector, &lo, &hi);
+		for (; lo < hi; lo++) {
+			const struct orc_bio *n = &in->bios[c->w[lo].bio];
+
+			if (n != b && n->sub >= b->comp && (!r || n->sub < r->sub))
+				r = n;
+		}
+		if (r && !r->status) {
+			c->rerun[c->nrerun++] = r->comp;
+			c->ffail[c->nffail++] = r->comp;
+		}
+	}
+	qsort(c->rerun, c->nrerun, sizeof(*c->rerun), cmp_u64);
+	qsort(c->ffail, c->nffail, sizeof(*c->ffail), cmp_u64);
+	c->rep->reruns = c->nrerun;
+	return 0;
+}
+
 /* --------------------------------------------------- rule 1: timeline */
 
 /*
@@ -762,9 +835,9 @@ static int build_timeline(struct ctx *c)
 	size_t nt = 0, i, nstart = 0;
 	enum orc_mode cur;
 
-	t = calloc(in->nevents + in->nbios + 1, sizeof(*t));
-	c->seg_t = calloc(in->nevents + in->nbios + 1, sizeof(*c->seg_t));
-	c->seg_m = calloc(in->nevents + in->nbios + 1, sizeof(*c->seg_m));
+	t = calloc(in->nevents + in->nbios + c->nrerun + 1, sizeof(*t));
+	c->seg_t = calloc(in->nevents + in->nbios + c->nrerun + 1, sizeof(*c->seg_t));
+	c->seg_m = calloc(in->nevents + in->nbios + c->nrerun + 1, sizeof(*c->seg_m));
 	c->ev_s = calloc(in->nevents + 1, sizeof(*c->ev_s));
 	c->ev_t = calloc(in->nevents + 1, sizeof(*c->ev_t));
 	c->mr_end = calloc(in->nevents + 1, sizeof(*c->mr_end));
@@ -820,6 +893,8 @@ static int build_timeline(struct ctx *c)
 	for (i = 0; i < in->nbios; i++)
 		if (is_flush_failure(&in->bios[i]))
 			t[nt++] = (struct tref){ .t = in->bios[i].comp, .order = in->nevents + i };
+	for (i = 0; i < c->nrerun; i++)
+		t[nt++] = (struct tref){ .t = c->rerun[i], .order = in->nevents + in->nbios + i };
 	qsort(t, nt, sizeof(*t), cmp_tref);
 
 	c->seg_t[0] = start ? start->t : 0;
@@ -1227,8 +1302,9 @@ static void counts(struct ctx *c)
 	for (i = 0; i < 6; i++)
 		tally_print(c->out, "bios", bio_ops[i], &bios[i]);
 	fprintf(c->out, "injected faults %" PRIu64 ", rule-2 exempt ops %" PRIu64
-		", failures allowed as flush debt %" PRIu64 "\n",
-		injected, c->rep->exempt_durable, c->rep->flush_debt);
+		", failures allowed as flush debt %" PRIu64
+		", direct barriers failed and rerun %" PRIu64 "\n",
+		injected, c->rep->exempt_durable, c->rep->flush_debt, c->rep->reruns);
 }
 
 /* ------------------------------------------------------------ driver */
@@ -1250,6 +1326,7 @@ static void ctx_free(struct ctx *c)
 	free(c->fl_sufmin);
 	free(c->inj);
 	free(c->ffail);
+	free(c->rerun);
 	free(c->fok);
 	free(c->sok);
 	free(c->sok_sub);
@@ -1274,6 +1351,8 @@ int orc_check(const struct orc_input *in, const struct orc_opts *o, struct orc_r
 
 	*rep = (struct orc_report){ 0 };
 	r = build_indexes(&c);
+	if (!r)
+		r = find_reruns(&c);
 	if (!r)
 		r = build_timeline(&c);
 	if (!r)

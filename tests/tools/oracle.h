@@ -126,6 +126,7 @@ struct orc_report {
 	uint64_t exempt_durable;	/* S/F ops rule 2 skipped: mode event or switch in window */
 	uint64_t flush_debt;		/* failures rule 5 allowed as a flush debt */
 	uint64_t injected;		/* bios with injected 1 */
+	uint64_t reruns;		/* failed direct barriers rerun: failed flushes */
 	uint64_t ops_kind[ORC_OP_NR], ops_failed[ORC_OP_NR];
 	uint64_t mode_segments;
 };

@@ -552,6 +552,62 @@ static void test_spurious(void **state)
 	done(&r);
 }
 
+/*
+ * The direct way's rerun: a failed W|FUA bio in mode flush (write and
+ * post-flush in one request), run again by the worker (pre-flush, write,
+ * post-flush), which works: the target takes it as a failed flush and
+ * falls back at the rerun's end (dm-barrier.c, barrier_run()).
+ */
+#define RERUN_BIOS(st, rst) \
+	"d 1 110 150 W FUA 0 8 " st " 1\nd 2 160 170 F PREFLUSH 0 0 0 0\n" \
+	"d 3 180 200 W - 0 8 " rst "\nd 4 210 220 F PREFLUSH 0 0 0 0\n"
+
+static void test_direct_rerun(void **state)
+{
+	struct result r;
+
+	(void)state;
+	/* Fallback none: the next barrier is refused, the barrier itself failed. */
+	check(&r, "0 0 S 0 8 100 400 -5\n1 0 S 8 8 500 600 -95\n", RERUN_BIOS("-5", "0 0"),
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	expect_text(&r, "timeline 200 none");
+	expect_text(&r, "direct barriers failed and rerun 1");
+	done(&r);
+
+	/* Fallback drain: the next barrier succeeds unflushed, rightly. */
+	check(&r, "0 0 S 0 8 100 400 -5\n1 0 S 8 8 500 600 0\n",
+	      RERUN_BIOS("-5", "0 0") "d 5 510 520 W - 8 8 0 0\n", START_FLUSH_DRAIN);
+	expect_clean(&r);
+	done(&r);
+
+	/*
+	 * No failed flush, so a refusal after it has no cause: an error only
+	 * a write gives (ENOSPC, ENODATA); mode fua (a real FUA write, judged
+	 * by the probe flush); the rerun's write failed too; told `mode
+	 * flush` only after the bio (it was mode fua's).
+	 */
+	static const struct {
+		const char *st, *rst, *events;
+	} no_switch[] = {
+		{ "-28", "0 0", START_FLUSH_NONE },
+		{ "-61", "0 0", START_FLUSH_NONE },
+		{ "-5", "0 0", "0 start fua none 0\n" },
+		{ "-5", "-5 0", START_FLUSH_NONE },
+		{ "-5", "0 0", "0 start fua none 0\n120 130 mode flush\n" },
+	};
+	for (size_t i = 0; i < sizeof(no_switch) / sizeof(no_switch[0]); i++) {
+		char ops[128], bios[512];
+
+		snprintf(ops, sizeof(ops), "0 0 S 0 8 100 400 %s\n1 0 S 8 8 500 600 -95\n",
+			 no_switch[i].st);
+		snprintf(bios, sizeof(bios), RERUN_BIOS("%s", "%s"), no_switch[i].st, no_switch[i].rst);
+		check(&r, ops, bios, no_switch[i].events);
+		expect_only(&r, ORC_SPURIOUS, 1);
+		done(&r);
+	}
+}
+
 static void test_flush_debt(void **state)
 {
 	/* Op 0's flush fails (injected), the mode falls back to drain; op 1,
@@ -814,6 +870,7 @@ int main(void)
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_status_kept),
 		cmocka_unit_test(test_spurious),
+		cmocka_unit_test(test_direct_rerun),
 		cmocka_unit_test(test_flush_debt),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_sanity),
