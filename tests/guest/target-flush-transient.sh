@@ -18,13 +18,16 @@
 #        post-flush fails and dm-linear returns EIO.  Then D1: dm-barrier,
 #        direct, a plain write (the cache dirty), a FUA write: sent down as
 #        PREFLUSH|FUA; its pre-flush fails.
-#   AHCI (0+18): W: the same as D1 through the worker (direct=N).  E: an
+#   AHCI (0+24): W: the same as D1 through the worker (direct=N).  E2: an
+#        empty flush after a plain write, through the worker (an
+#        fdatasync(): no data part for a debt to fail; the mutant
+#        17-own-flush-ok).  E: an
 #        empty flush after a plain write, direct.  D2: dm-barrier, direct,
 #        a FUA write on a clean cache: sent down as FUA; its post-flush
 #        fails.
 # Negative control: L shows dm-linear reporting the disk's failure; at
 # bc5c524 D1 and D2 reported success (the rerun's flushes worked).
-# vm: ide ahci blkdebug=ide:0+12 blkdebug=ahci:0+18
+# vm: ide ahci blkdebug=ide:0+12 blkdebug=ahci:0+24
 # timeout: 240
 source "$PROJECT/tests/vm/lib.sh"
 
@@ -79,6 +82,11 @@ make_barrier w "$DISK_AHCI"
 scenario W w "$DISK_AHCI" N yes W FUA -5 ": the worker's barrier whose pre-flush failed reported success"
 expect_eq "W: flush_errors" "$(bstatus w flush_errors)" 1
 dmsetup remove w
+
+make_barrier e2 "$DISK_AHCI"
+scenario E2 e2 "$DISK_AHCI" N yes F PREFLUSH -5 ": the worker's empty flush that failed reported success"
+expect_eq "E2: flush_errors" "$(bstatus e2 flush_errors)" 1
+dmsetup remove e2
 
 make_barrier e "$DISK_AHCI"
 scenario E e "$DISK_AHCI" Y yes F PREFLUSH -5 ": a direct empty flush that failed reported success"

@@ -43,8 +43,13 @@
  *   write fails with -EOPNOTSUPP in none: the timeline or the target is
  *   wrong).
  * 2 NO_FALSE_SUCCESS_DURABLE  An S or F op that returned 0, submitted in a
- *   durable mode, with no mode/reload/suspend/resume event and no change of
- *   the timeline (a fallback) in [submit_ns, complete_ns], needs every W
+ *   durable mode, with no mode/reload/suspend/resume event in [submit_ns,
+ *   complete_ns], must not own an injected flush failure (a failed flush
+ *   submitted while it, and no other S or F op, was in flight:
+ *   find_own_flush_failures()); and unless a change of the timeline (a
+ *   fallback) in its window leaves open that it was accepted after the
+ *   fallback (not so for an S op whose write went down with FUA or
+ *   PREFLUSH: drain sends neither, none fails it), it needs every W
  *   or S op that returned 0 with complete_ns < its submit_ns, and for S its
  *   own write, durable by its complete_ns.  A write's bio is its sector's
  *   last successful W bio completed by the op's complete_ns; it is durable
@@ -65,9 +70,12 @@
  *   flush: then the cache failed and the flush's error is reported).
  * 5 NO_SPURIOUS_FAILURE  An op that failed with -EOPNOTSUPP needs mode none
  *   at some instant of [submit_ns, complete_ns].  One that failed with
- *   anything else needs one of: a bio with injected 1 completing in
- *   [submit_ns, complete_ns]; for W and S, a failed W bio of its own
- *   sector; for S and F, an open flush debt: an injected flush or FUA
+ *   anything else needs a fault that it met, not any fault of the run
+ *   (issue 27, item 3): for W and S, a failed W bio of its own sector (a
+ *   plain write behind a failed barrier runs, it does not fail); for S and
+ *   F, an injected flush failure (its own, or one of a barrier it queued
+ *   behind: rule 1's flush failures and reruns) completing in [submit_ns,
+ *   complete_ns], or an open flush debt: an injected flush or FUA
  *   write failure completed before its complete_ns, and between that
  *   failure and its submit_ns neither a successful F bio completed nor an
  *   S op submitted after the failure returned 0 (the target fails the next
@@ -89,8 +97,10 @@
  * write the barrier dropped shows only as "never reached"), whether a
  * flush the target logged as successful really emptied a cache, and writes
  * bigger than the sector they start at (bios are matched to ops by start
- * sector).  After a fallback the target no longer promises durability;
- * ops in flight across it are exempt from rule 2.  With "# overflow" every
+ * sector), nor when an op entered the target: an op in flight across a
+ * fallback that neither owns the failed flush nor shows a durable-mode
+ * write may have been accepted after it, when the target no longer
+ * promised durability, and is exempt from rule 2 (counted).  With "# overflow" every
  * rule is unreliable; the oracle fails the run.
  */
 #include <errno.h>
@@ -539,6 +549,7 @@ struct ctx {
 	uint64_t *mr_end;	/* mode and reload events' ends */
 	size_t nmr;
 	uint64_t *durable;	/* per op: when its acked write was durable */
+	const struct orc_bio **own_ff;	/* per op: an injected flush failure it sent */
 	struct aref *acked;
 	uint64_t *acked_comp, *acked_max;
 	size_t *acked_arg;
@@ -613,11 +624,16 @@ static bool none_throughout(const struct ctx *c, uint64_t t0, uint64_t t1)
  * The runner acts one thing at a time, so the intervals are disjoint and
  * their ends sorted as their starts.
  */
-static bool unsettled(const struct ctx *c, uint64_t t0, uint64_t t1)
+static bool events_in(const struct ctx *c, uint64_t t0, uint64_t t1)
 {
 	size_t e = lower_bound(c->ev_t, c->nev, t0);
 
-	if (e < c->nev && c->ev_s[e] <= t1)
+	return e < c->nev && c->ev_s[e] <= t1;
+}
+
+static bool unsettled(const struct ctx *c, uint64_t t0, uint64_t t1)
+{
+	if (events_in(c, t0, t1))
 		return true;
 	return upper_bound(c->seg_t, c->nseg, t1) > upper_bound(c->seg_t, c->nseg, t0);
 }
@@ -945,6 +961,59 @@ static int build_timeline(struct ctx *c)
 
 /* ------------------------------------------ rule 2: durable when acked */
 
+/*
+ * Each op's own injected flush failure, where the logs prove it: a failed
+ * flush (an F bio, or a W bio with PREFLUSH) submitted while that op, and
+ * no other S or F op, was in flight.  Below the target only a barrier
+ * sends a flush (an S op's pre-flush or mode fua's probe after its FUA
+ * write, an F op's flush; the `barrier` message and dm core's flush at a
+ * suspend are not ops, and the campaign sends no message; a suspend is an
+ * event, which exempts every op it meets), and a barrier cannot complete
+ * before its flush does: the window of the op that sent a flush holds the
+ * flush's submit time.  When only one op's window does, the flush was its.
+ * O(failed flushes x ops): the failures are few.
+ */
+static int find_own_flush_failures(struct ctx *c)
+{
+	const struct orc_input *in = c->in;
+
+	c->own_ff = calloc(in->nops + 1, sizeof(*c->own_ff));
+	if (!c->own_ff)
+		return -ENOMEM;
+	for (size_t j = 0; j < in->nbios; j++) {
+		const struct orc_bio *b = &in->bios[j];
+		size_t owner = 0, n = 0;
+
+		if (!is_flush_failure(b))
+			continue;
+		for (size_t i = 0; i < in->nops && n < 2; i++) {
+			const struct orc_op *op = &in->ops[i];
+
+			if (op->kind != ORC_OP_W && op->sub <= b->sub && b->sub <= op->comp) {
+				owner = i;
+				n++;
+			}
+		}
+		if (n == 1 && !c->own_ff[owner])
+			c->own_ff[owner] = b;
+	}
+	return 0;
+}
+
+/*
+ * An S op whose write went down with FUA or PREFLUSH ran as a barrier of
+ * a durable mode: drain sends its write plain, none fails it.
+ */
+static bool ran_durable(const struct ctx *c, const struct orc_op *op)
+{
+	const struct orc_bio *b;
+
+	if (op->kind != ORC_OP_S)
+		return false;
+	b = last_wbio(c, op->sector, op->comp, true);
+	return b && (b->flags & (ORC_PREFLUSH | ORC_FUAF));
+}
+
 static int check_durable(struct ctx *c)
 {
 	const struct orc_input *in = c->in;
@@ -1003,6 +1072,8 @@ static int check_durable(struct ctx *c)
 		}
 	}
 
+	if (find_own_flush_failures(c))
+		return -ENOMEM;
 	for (i = 0; i < in->nops; i++) {
 		const struct orc_op *op = &in->ops[i];
 		size_t k;
@@ -1010,8 +1081,33 @@ static int check_durable(struct ctx *c)
 		if (op->kind == ORC_OP_W || op->result || !durable_mode(mode_at(c, op->sub)))
 			continue;
 		if (unsettled(c, op->sub, op->comp)) {
-			c->rep->exempt_durable++;
-			continue;
+			/*
+			 * A fallback in its window, and no message, reload or
+			 * suspend that could have answered it: an op whose own
+			 * flush failed must not succeed (docs/dm-barrier.rst,
+			 * "Flush failure", 3), and one that ran in a durable
+			 * mode (its write went down with FUA or PREFLUSH:
+			 * drain sends neither, none fails it) keeps the
+			 * promise.  Only one that may have been accepted after
+			 * the fallback is exempt.
+			 */
+			bool ev = events_in(c, op->sub, op->comp);
+			const struct orc_bio *ff = c->own_ff[i];
+
+			if (!ev && ff) {
+				c->rep->checked[ORC_DURABLE]++;
+				c->rep->fallback_judged++;
+				vio(c, ORC_DURABLE,
+				    "%s returned 0 although its own flush failed (bios line %" PRIu32
+				    ", status %" PRId32 ", complete %" PRIu64 ") and no mode message answered it",
+				    OPSTR(op), ff->line, ff->status, ff->comp);
+				continue;
+			}
+			if (ev || !ran_durable(c, op)) {
+				c->rep->exempt_durable++;
+				continue;
+			}
+			c->rep->fallback_judged++;
 		}
 		c->rep->checked[ORC_DURABLE]++;
 		if (op->kind == ORC_OP_S && c->durable[i] > op->comp) {
@@ -1096,15 +1192,17 @@ static void check_errors(struct ctx *c)
 			continue;
 		}
 		{
-			size_t k = lower_bound(c->inj, c->ninj, op->sub);
 			bool debt = false;
 
-			if (k < c->ninj && c->inj[k] <= op->comp)
-				continue;
 			if (own_failed)
 				continue;
 			if (op->kind != ORC_OP_W) {
-				size_t f = upper_bound(c->ffail, c->nffail, op->comp);
+				size_t f = lower_bound(c->ffail, c->nffail, op->sub);
+
+				/* Its own flush failed, or one it queued behind. */
+				if (f < c->nffail && c->ffail[f] <= op->comp)
+					continue;
+				f = upper_bound(c->ffail, c->nffail, op->comp);
 
 				if (f) {
 					uint64_t tf = c->ffail[f - 1];
@@ -1128,8 +1226,10 @@ static void check_errors(struct ctx *c)
 				c->rep->flush_debt++;
 				continue;
 			}
-			vio(c, ORC_SPURIOUS, "%s failed with no injected fault in its window",
-			    OPSTR(op));
+			vio(c, ORC_SPURIOUS,
+			    "%s failed with no fault of its own: %s", OPSTR(op),
+			    op->kind == ORC_OP_W ? "no failed W bio of its sector" :
+			    "no failed W bio of its sector, no injected flush failure in its window, no flush debt");
 		}
 	}
 }
@@ -1302,9 +1402,11 @@ static void counts(struct ctx *c)
 	for (i = 0; i < 6; i++)
 		tally_print(c->out, "bios", bio_ops[i], &bios[i]);
 	fprintf(c->out, "injected faults %" PRIu64 ", rule-2 exempt ops %" PRIu64
+		", rule-2 ops judged across a fallback %" PRIu64
 		", failures allowed as flush debt %" PRIu64
 		", direct barriers failed and rerun %" PRIu64 "\n",
-		injected, c->rep->exempt_durable, c->rep->flush_debt, c->rep->reruns);
+		injected, c->rep->exempt_durable, c->rep->fallback_judged, c->rep->flush_debt,
+		c->rep->reruns);
 }
 
 /* ------------------------------------------------------------ driver */
@@ -1337,6 +1439,7 @@ static void ctx_free(struct ctx *c)
 	free(c->ev_t);
 	free(c->mr_end);
 	free(c->durable);
+	free(c->own_ff);
 	free(c->acked);
 	free(c->acked_comp);
 	free(c->acked_max);
@@ -1370,8 +1473,9 @@ int orc_check(const struct orc_input *in, const struct orc_opts *o, struct orc_r
 		return r;
 	if (out) {
 		for (int i = 0; i < ORC_NRULES; i++)
-			fprintf(out, "%s %s %" PRIu64 "\n", orc_rule_names[i],
-				rep->violations[i] ? "FAIL" : "pass", rep->violations[i]);
+			fprintf(out, "%s %s %" PRIu64 " judged %" PRIu64 "\n", orc_rule_names[i],
+				rep->violations[i] ? "FAIL" : "pass", rep->violations[i],
+				rep->checked[i]);
 		fprintf(out, "oracle: %zu ops, %zu bios, %" PRIu64 " injected faults, %" PRIu64
 			" violations\n", in->nops, in->nbios, rep->injected, orc_total_violations(rep));
 	}

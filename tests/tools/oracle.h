@@ -124,6 +124,7 @@ struct orc_report {
 	uint64_t violations[ORC_NRULES];
 	uint64_t checked[ORC_NRULES];	/* ops (or bios, events) a rule looked at */
 	uint64_t exempt_durable;	/* S/F ops rule 2 skipped: mode event or switch in window */
+	uint64_t fallback_judged;	/* S/F ops rule 2 judged with a fallback in window */
 	uint64_t flush_debt;		/* failures rule 5 allowed as a flush debt */
 	uint64_t injected;		/* bios with injected 1 */
 	uint64_t reruns;		/* failed direct barriers rerun: failed flushes */
