@@ -65,7 +65,7 @@ expect_eq "fa write cache (inherited)" "$(cat "$qa/write_cache")" "write back"
 expect_eq "fa fua (inherited: ATA has none)" "$(cat "$qa/fua")" 0
 expect_eq "fb write cache (flush_supported)" "$(cat "$qb/write_cache")" "write back"
 expect_eq "fb fua (flush_supported)" "$(cat "$qb/fua")" 1
-expect_eq "fa status" "$(dmsetup status fa | cut -d' ' -f3-)" "dmb_fault 0 0 0 0 0 0 0 0"
+expect_eq "fa status" "$(dmsetup status fa | cut -d' ' -f3-)" "dmb_fault 0 0 0 0 0 0 0 0 0 0"
 A=/dev/mapper/fa B=/dev/mapper/fb
 
 # --- fail_flush: fdatasync fails, without reaching the disk; then works
@@ -279,6 +279,61 @@ for n in fa fb; do
 done
 expect_eq "fa status statuses" "$(loglines fa '$10 == 1 && ($9 == -5 || $9 == -11)')" 2
 expect_eq "fa held at the end" "$(fstatus fa held)" 0
+
+# --- the volatile cache: what a lossy flush failure and a power cut lose
+# block_is NAME BLOCK FILE: the 4k block holds FILE's bytes; block_zero.
+block_is() { cmp -s <(dd if="/dev/mapper/$1" bs=4k skip="$2" count=1 iflag=direct status=none) "$3"; }
+block_zero() { cmp -s <(dd if="/dev/mapper/$1" bs=4k skip="$2" count=1 iflag=direct status=none) <(head -c 4096 /dev/zero); }
+# put NAME BLOCK [FLAGS]: write a random block (O_DIRECT; FLAGS dsync for
+# a FUA write), keep its bytes in $WORK/b.NAME.BLOCK.
+put() {
+	head -c 4096 /dev/urandom >"$WORK/b.$1.$2"
+	dd if="$WORK/b.$1.$2" of="/dev/mapper/$1" bs=4k seek="$2" oflag=direct${3:+,$3} conv=notrunc status=none ||
+		fail "write of block $2 on $1 failed"
+}
+msg fa cache_reset
+msg fb cache_reset
+expect_eq "fa dirty after cache_reset" "$(fstatus fa dirty)" 0
+# Control: a failed flush that does not lose (no "lose") keeps the write.
+put fa 40
+msg fa fail_flush 1
+sync_write $A 41 >/dev/null && fail "fail_flush 1 did not fail"
+block_is fa 40 "$WORK/b.fa.40" || fail "control: a flush failure without 'lose' lost block 40"
+expect_eq "control: lost" "$(fstatus fa lost)" 0
+# A flush that works covers what completed before it: not lost later.
+msg fa cache_reset
+put fa 42
+sync_write $A 43 >/dev/null || fail "fsync after block 42 failed"
+expect_eq "fa dirty after a good flush" "$(fstatus fa dirty)" 0
+# Lossy: the blocks written since are zeroes once the flush has failed.
+put fa 44
+put fa 45
+expect_eq "fa dirty: two writes" "$(fstatus fa dirty)" 2
+msg fa fail_flush 1 EIO lose
+out=$(sync_write $A 46) && fail "fail_flush 1 EIO lose did not fail"
+block_zero fa 44 || fail "block 44 was written after the last good flush, and a lossy failure kept it"
+block_zero fa 45 || fail "block 45 survived the lossy failure"
+block_zero fa 46 || fail "block 46 (sync_write's own) survived the lossy failure"
+block_is fa 42 "$WORK/b.fa.42" || fail "block 42, covered by a good flush, was lost"
+block_is fa 40 "$WORK/b.fa.40" || fail "block 40 was lost by a later failure"
+expect_eq "fa lost" "$(fstatus fa lost)" 3
+line=$(awk -v k="$(dm_kname fa)" '$1 == k && $5 == "F" && $10 == 1 && $11 == "lost"' "$LOG" | tail -n 1)
+[[ $line =~ \ lost\ [0-9]+\ 3$ ]] || fail "the lossy flush's log line does not say what it lost: '$line'"
+log "lossy flush: $line"
+# A power cut: FUA writes and flushed writes stay, the rest is zeroes.
+put fb 50
+sync_write $B 51 >/dev/null || fail "fsync on fb failed"
+put fb 52 dsync
+put fb 53
+msg fb powercut
+block_is fb 50 "$WORK/b.fb.50" || fail "power cut: block 50, flushed, was lost"
+block_is fb 52 "$WORK/b.fb.52" || fail "power cut: block 52, a FUA write, was lost"
+block_zero fb 53 || fail "power cut: block 53, never flushed, survived"
+expect_eq "fb lost" "$(fstatus fb lost)" 1
+expect_eq "fb dirty after the cut" "$(fstatus fb dirty)" 0
+refused fa powercut now
+refused fa fail_flush lose
+refused fa fail_fua 1 EIO lose
 
 dmsetup remove fa
 dmsetup remove fb

@@ -52,14 +52,6 @@ trap 'echo Y >/sys/module/dm_barrier/parameters/direct 2>/dev/null || true' EXIT
 make_fault flt "$DISK_IDE"
 F=/dev/mapper/flt
 
-# stalled_write NAME SEEK: a plain write the dmb_fault stall holds, so
-# barriers arriving next queue behind it (its status' last field: held).
-fault_held() { [ "$(dmsetup status flt | awk '{print $NF}')" -ge 1 ]; }
-stalled_write() {
-	fault flt stall on
-	bg "sw$2" dd if=/dev/urandom of="/dev/mapper/$1" bs=4k count=1 seek="$2" oflag=direct conv=notrunc status=none
-	wait_until 10 'fault_held' || fail "the stall holds nothing: $(dmsetup status flt)"
-}
 
 # --- control: W with no fault succeeds
 make_barrier a "$F" fallback:drain
@@ -242,11 +234,6 @@ bio_close
 dmsetup remove g
 
 # --- H: order across a hold and its replay
-# first_byte NAME SECTOR: the first byte on the mapping at SECTOR, in hex
-# (dmb_bio fills a write's page with its ID).
-first_byte() {
-	dd if="/dev/mapper/$1" bs=512 skip="$2" count=1 iflag=direct status=none | od -An -tx1 -N1 | tr -d ' '
-}
 make_barrier h "$F" hold_on_flush_error:20000
 bio_open /dev/mapper/h
 stalled_write h 500

@@ -29,7 +29,6 @@ trap 'rmmod dm_barrier 2>/dev/null; modprobe dm-barrier 2>/dev/null || true' EXI
 
 make_fault flt "$DISK_IDE"
 F=/dev/mapper/flt
-fault_held() { [ "$(fstatus flt held)" -ge 1 ]; }
 
 # round NAME POINTS: D held in dmb_fault, X queued behind it, D's flush
 # fails; the windows in POINTS open at D's completion.

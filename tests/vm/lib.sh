@@ -167,9 +167,24 @@ make_fault() {
 	dmsetup create "$name" --table "$table"
 	[ -b "/dev/mapper/$name" ] || fail "/dev/mapper/$name is not a block device"
 }
-FSTATUS_FIELDS=(flushes fua_writes writes reads injected_flush injected_fua injected_write held)
+FSTATUS_FIELDS=(flushes fua_writes writes reads injected_flush injected_fua injected_write held dirty lost)
 fstatus() { status_field "$1" "$2" "${FSTATUS_FIELDS[@]}"; }
 fault() { local name=$1; shift; dmsetup message "$name" 0 "$@"; }
+# fault_held [FAULT]: the dmb_fault mapping FAULT (default flt) holds a bio.
+fault_held() { [ "$(fstatus "${1:-flt}" held)" -ge 1 ]; }
+# stalled_write NAME SEEK: a plain 4k write at block SEEK of mapping NAME,
+# in the background (bg "swSEEK"), held by the stall of the dmb_fault
+# mapping flt under it, so what comes next on NAME queues behind it.
+stalled_write() {
+	fault flt stall on
+	bg "sw$2" dd if=/dev/urandom of="/dev/mapper/$1" bs=4k count=1 seek="$2" oflag=direct conv=notrunc status=none
+	wait_until 10 'fault_held' || fail "the stall holds nothing: $(dmsetup status flt)"
+}
+# first_byte NAME SECTOR: the first byte at SECTOR of mapping NAME, in hex
+# (dmb_bio fills a write's page with its ID).
+first_byte() {
+	dd if="/dev/mapper/$1" bs=512 skip="$2" count=1 iflag=direct status=none | od -An -tx1 -N1 | tr -d ' '
+}
 # fault_log NAME: the dmb_fault log lines of mapping NAME.
 fault_log() { grep "^$(dm_kname "$1") " /sys/kernel/debug/dmb_fault/log || true; }
 

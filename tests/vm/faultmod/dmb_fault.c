@@ -14,8 +14,9 @@
  *   the disk does (a SCSI disk with FUA over QEMU's ATA disk, which has none).
  *
  * Messages (bad input: -EINVAL, a warning, and nothing changes):
- *   fail_flush <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN]
- *	the next N empty flushes fail with that status (default EIO).
+ *   fail_flush <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN] [lose]
+ *	the next N empty flushes fail with that status (default EIO); with
+ *	"lose", the first of them also loses the volatile cache (below).
  *   fail_fua <N|all|off> [status]: the same for writes carrying REQ_FUA.
  *   fail_write <start> <len> <N|all|off> [status]
  *	writes overlapping target sectors [start, start + len) fail; up to
@@ -24,6 +25,24 @@
  *   stall on|off: every bio waits until "stall off".
  *   clear: every fault, delay and stall off; held bios are sent down.
  *   log_clear: empty the log (shared by all dmb_fault mappings).
+ *   powercut: the volatile cache is lost now (below).
+ *   cache_reset: forget the volatile cache (its writes stay as written).
+ *
+ * The volatile cache (1.2; issue 27, H2): a drive whose flush fails may
+ * have lost what its cache held, and so does every power cut.  The target
+ * keeps the writes (W bios without FUA) that completed since the flush
+ * that covers them: a successful empty flush covers the writes completed
+ * by its submit time.  A loss takes them all at once (under the lock that
+ * orders completions, so the log says exactly which: those completed
+ * before its time that no successful flush had covered by then) and
+ * writes zeroes over them on the disk, before the lossy flush fails or
+ * the powercut message returns.  A FUA write is stable when it completes.
+ * The model assumes each sector is written once between flushes (the
+ * campaign's workload); up to CACHE_MAX writes, past which a loss is
+ * refused (not lossy, a warning) until cache_reset.
+ *
+ * REQ_NOWAIT bios are taken (1.1): map() never sleeps, and a held one is
+ * sent down without the flag, as dm-barrier's worker does.
  *
  * Held bios (delay, stall) are sent down in arrival order by a worker.  A
  * fault is decided when a bio would be sent down, so a held bio meets the
@@ -32,15 +51,17 @@
  * "stall off".
  *
  * Status: flushes fua_writes writes reads injected_flush injected_fua
- * injected_write held (counts since the table was loaded; held: now).
+ * injected_write held dirty lost (counts since the table was loaded; held
+ * and dirty: now; lost: writes a loss zeroed).
  *
  * Log, /sys/kernel/debug/dmb_fault/log: a line per bio at its completion,
  *   <dm-N> <seq> <submit_ns> <complete_ns> <op> <flags> <sector> <sectors>
- *   <status> <injected>
+ *   <status> <injected> [lost <loss_ns> <n>]
  * seq is the arrival order (all mappings), times are CLOCK_MONOTONIC at
  * map() and at completion, op is W (write with data), F (empty flush),
  * R, D (discard), Z (write zeroes) or O, flags lists PREFLUSH, FUA, SYNC,
- * NOWAIT, POLLED or is "-", sector is target-relative, status is an errno.
+ * NOWAIT, POLLED or is "-", sector is target-relative, status is an errno;
+ * a flush that lost the cache adds the loss's time and the writes lost.
  * The log keeps the last LOG_SIZE lines; a read of a log that lost lines
  * starts with "# overflow".
  *
@@ -70,6 +91,7 @@
 #define FAULT_RANGES	4
 #define FAULT_ALL	UINT_MAX
 #define MAX_DELAY_MS	60000U
+#define CACHE_MAX	32768U
 
 enum {
 	FL_PREFLUSH	= BIT(0),
@@ -95,6 +117,15 @@ struct fault_rec {
 	char op;
 	u8 flags;
 	bool injected;
+	u32 nr_lost;		/* a lossy flush: the writes it lost ... */
+	u64 loss_ns;		/* ... taken at this time */
+};
+
+/* A write in the volatile cache: completed, not yet covered by a flush. */
+struct cache_ent {
+	u64 sector;
+	u64 done_ns;
+	u32 sectors;
 };
 
 /* A fault: how many more bios it fails (FAULT_ALL: all, 0: off), and how. */
@@ -127,9 +158,18 @@ struct fault_c {
 	unsigned int nr_held;
 	u64 flushes, fua_writes, writes, reads;
 	u64 injected_flush, injected_fua, injected_write;
+	bool flush_lose;	/* the flush fault's next failure loses the cache */
+	struct cache_ent *dirty;	/* the volatile cache, CACHE_MAX */
+	unsigned int nr_dirty;
+	bool dirty_overflow;
+	struct cache_ent *losing;	/* a loss being written out, CACHE_MAX */
+	unsigned int nr_losing;
+	struct fault_io *lose_io;	/* its flush, failed once it is written */
+	u64 lost;
 
 	struct workqueue_struct *wq;
 	struct delayed_work release;
+	struct work_struct lose_work;
 };
 
 /* Per-bio data. */
@@ -137,6 +177,7 @@ struct fault_io {
 	struct list_head list;
 	u64 release_ns;
 	blk_status_t fail;	/* decided when taken off the held list */
+	bool lose;		/* and whether it loses the cache */
 	struct fault_rec rec;
 };
 
@@ -228,8 +269,11 @@ static int log_show(struct seq_file *m, void *v)
 			any = true;
 		}
 	}
-	seq_printf(m, "%s %llu %u %d %d\n", any ? "" : "-", r->sector,
+	seq_printf(m, "%s %llu %u %d %d", any ? "" : "-", r->sector,
 		   r->sectors, r->status, r->injected);
+	if (r->loss_ns)
+		seq_printf(m, " lost %llu %u", r->loss_ns, r->nr_lost);
+	seq_putc(m, '\n');
 	return 0;
 }
 
@@ -266,14 +310,44 @@ static blk_status_t fault_take(struct fault *f, u64 *injected)
 	return f->status;
 }
 
-/* Under fc->lock: the status a fault gives this bio, or BLK_STS_OK. */
-static blk_status_t fault_pick(struct fault_c *fc, const struct fault_rec *rec)
+/*
+ * Under fc->lock: the cache is lost now, taken for @io to write out (its
+ * record says when and how much).  False when it cannot be: a loss is
+ * still being written, or the model overflowed.
+ */
+static bool cache_lose_locked(struct fault_c *fc, struct fault_io *io)
 {
+	if (fc->lose_io || fc->dirty_overflow)
+		return false;
+	memcpy(fc->losing, fc->dirty, fc->nr_dirty * sizeof(*fc->dirty));
+	fc->nr_losing = fc->nr_dirty;
+	fc->nr_dirty = 0;
+	io->rec.loss_ns = ktime_get_ns();
+	io->rec.nr_lost = fc->nr_losing;
+	io->lose = true;
+	fc->lose_io = io;
+	return true;
+}
+
+/* Under fc->lock: the status a fault gives this bio, or BLK_STS_OK. */
+static blk_status_t fault_pick(struct fault_c *fc, struct fault_io *io)
+{
+	const struct fault_rec *rec = &io->rec;
 	struct fault_range *r;
+	blk_status_t st;
 	unsigned int i;
 
-	if (rec->op == 'F')
-		return fault_take(&fc->flush, &fc->injected_flush);
+	if (rec->op == 'F') {
+		st = fault_take(&fc->flush, &fc->injected_flush);
+		if (st && fc->flush_lose) {
+			fc->flush_lose = false;
+			if (!cache_lose_locked(fc, io))
+				DMWARN("dm-%u: a lossy flush failure lost nothing: %s",
+				       fc->minor, fc->lose_io ? "a loss is being written" :
+				       "the model overflowed");
+		}
+		return st;
+	}
 	if (rec->op != 'W')
 		return BLK_STS_OK;
 	if ((rec->flags & FL_FUA) && fc->fua.left)
@@ -324,11 +398,11 @@ static void fault_take_due(struct fault_c *fc, struct list_head *batch, bool all
 			break;
 		list_move_tail(&io->list, batch);
 		fc->nr_held--;
-		io->fail = fault_pick(fc, &io->rec);
+		io->fail = fault_pick(fc, io);
 	}
 }
 
-static void fault_send(struct list_head *batch)
+static void fault_send(struct fault_c *fc, struct list_head *batch)
 {
 	struct fault_io *io, *tmp;
 	struct bio *bio;
@@ -336,10 +410,15 @@ static void fault_send(struct list_head *batch)
 	list_for_each_entry_safe(io, tmp, batch, list) {
 		list_del(&io->list);
 		bio = dm_bio_from_per_bio_data(io, sizeof(*io));
-		if (io->fail)
+		if (io->lose) {
+			queue_work(fc->wq, &fc->lose_work);
+		} else if (io->fail) {
 			fault_fail(bio, io, io->fail);
-		else
+		} else {
+			/* Its submitter was not blocked: the worker may be. */
+			bio->bi_opf &= ~REQ_NOWAIT;
 			dm_submit_bio_remap(bio, NULL);
+		}
 	}
 }
 
@@ -356,7 +435,7 @@ static void fault_release(struct work_struct *work)
 		/* map() queues behind this batch, so nothing overtakes it. */
 		fc->releasing = true;
 		spin_unlock_irq(&fc->lock);
-		fault_send(&batch);
+		fault_send(fc, &batch);
 		spin_lock_irq(&fc->lock);
 	}
 	fc->releasing = false;
@@ -427,6 +506,7 @@ static int fault_map(struct dm_target *ti, struct bio *bio)
 	bool hold;
 
 	fault_record(ti, bio, &io->rec);
+	io->lose = false;
 	bio_set_dev(bio, fc->dev->bdev);
 	if (io->rec.sectors)
 		bio->bi_iter.bi_sector = fc->start + io->rec.sector;
@@ -444,12 +524,17 @@ static int fault_map(struct dm_target *ti, struct bio *bio)
 		if (++fc->nr_held == 1)
 			fault_schedule(fc);
 	} else {
-		fail = fault_pick(fc, &io->rec);
+		fail = fault_pick(fc, io);
+		io->fail = fail;
 	}
 	spin_unlock_irqrestore(&fc->lock, flags);
 
 	if (hold)
 		return DM_MAPIO_SUBMITTED;
+	if (io->lose) {
+		queue_work(fc->wq, &fc->lose_work);
+		return DM_MAPIO_SUBMITTED;
+	}
 	if (fail) {
 		fault_fail(bio, io, fail);
 		return DM_MAPIO_SUBMITTED;
@@ -457,12 +542,76 @@ static int fault_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
+/*
+ * Under fc->lock: a write completed into the cache, or a flush covered
+ * the writes completed by @submit_ns.
+ */
+static void cache_add_locked(struct fault_c *fc, const struct fault_rec *rec)
+{
+	if (fc->nr_dirty == CACHE_MAX) {
+		fc->dirty_overflow = true;
+		return;
+	}
+	fc->dirty[fc->nr_dirty++] = (struct cache_ent){
+		.sector = rec->sector, .sectors = rec->sectors, .done_ns = rec->complete_ns,
+	};
+}
+
+static void cache_flushed_locked(struct fault_c *fc, u64 submit_ns)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < fc->nr_dirty; i++)
+		if (fc->dirty[i].done_ns > submit_ns)
+			fc->dirty[n++] = fc->dirty[i];
+	fc->nr_dirty = n;
+}
+
+/* Zeroes over the writes a loss took: they were never on the medium. */
+static void cache_write_loss(struct fault_c *fc, const struct cache_ent *ents, unsigned int n)
+{
+	unsigned int i;
+	int r;
+
+	for (i = 0; i < n; i++) {
+		r = blkdev_issue_zeroout(fc->dev->bdev, fc->start + ents[i].sector,
+					 ents[i].sectors, GFP_NOIO, 0);
+		if (r)
+			DMWARN("dm-%u: cannot write the loss of sectors %llu+%u: %d", fc->minor,
+			       ents[i].sector, ents[i].sectors, r);
+	}
+}
+
+/* The lossy flush: its loss written, it fails. */
+static void fault_lose_work(struct work_struct *work)
+{
+	struct fault_c *fc = container_of(work, struct fault_c, lose_work);
+	struct fault_io *io;
+
+	cache_write_loss(fc, fc->losing, fc->nr_losing);
+	spin_lock_irq(&fc->lock);
+	io = fc->lose_io;
+	fc->lost += fc->nr_losing;
+	fc->nr_losing = 0;
+	fc->lose_io = NULL;
+	spin_unlock_irq(&fc->lock);
+	fault_fail(dm_bio_from_per_bio_data(io, sizeof(*io)), io, io->fail);
+}
+
 static int fault_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *error)
 {
 	struct fault_c *fc = ti->private;
 	struct fault_io *io = dm_per_bio_data(bio, sizeof(*io));
+	unsigned long flags;
 
+	/* Timed under the lock that orders completions and losses. */
+	spin_lock_irqsave(&fc->lock, flags);
 	io->rec.complete_ns = ktime_get_ns();
+	if (!*error && io->rec.op == 'W' && !(io->rec.flags & FL_FUA))
+		cache_add_locked(fc, &io->rec);
+	else if (!*error && io->rec.op == 'F')
+		cache_flushed_locked(fc, io->rec.submit_ns);
+	spin_unlock_irqrestore(&fc->lock, flags);
 	io->rec.status = blk_status_to_errno(*error);
 	io->rec.minor = fc->minor;
 	log_add(&io->rec);
@@ -483,7 +632,7 @@ static void fault_presuspend(struct dm_target *ti)
 	spin_lock_irq(&fc->lock);
 	fault_take_due(fc, &batch, true);
 	spin_unlock_irq(&fc->lock);
-	fault_send(&batch);
+	fault_send(fc, &batch);
 }
 
 static void fault_resume(struct dm_target *ti)
@@ -501,8 +650,11 @@ static void fault_dtr(struct dm_target *ti)
 
 	if (fc->wq) {
 		cancel_delayed_work_sync(&fc->release);
+		flush_work(&fc->lose_work);
 		destroy_workqueue(fc->wq);
 	}
+	kvfree(fc->dirty);
+	kvfree(fc->losing);
 	WARN_ON_ONCE(!list_empty(&fc->held));
 	if (fc->dev)
 		dm_put_device(ti, fc->dev);
@@ -537,7 +689,15 @@ static int fault_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	spin_lock_init(&fc->lock);
 	INIT_LIST_HEAD(&fc->held);
 	INIT_DELAYED_WORK(&fc->release, fault_release);
+	INIT_WORK(&fc->lose_work, fault_lose_work);
 	fc->minor = disk->first_minor;
+	fc->dirty = kvmalloc_array(CACHE_MAX, sizeof(*fc->dirty), GFP_KERNEL);
+	fc->losing = kvmalloc_array(CACHE_MAX, sizeof(*fc->losing), GFP_KERNEL);
+	if (!fc->dirty || !fc->losing) {
+		ti->error = "Cannot allocate the cache model";
+		r = -ENOMEM;
+		goto bad;
+	}
 
 	path = dm_shift_arg(&as);
 	if (sscanf(dm_shift_arg(&as), "%llu%c", &start, &dummy) != 1 ||
@@ -603,9 +763,10 @@ static void fault_status(struct dm_target *ti, status_type_t type,
 	switch (type) {
 	case STATUSTYPE_INFO:
 		spin_lock_irq(&fc->lock);
-		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %u", fc->flushes,
+		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %u %u %llu", fc->flushes,
 		       fc->fua_writes, fc->writes, fc->reads, fc->injected_flush,
-		       fc->injected_fua, fc->injected_write, fc->nr_held);
+		       fc->injected_fua, fc->injected_write, fc->nr_held, fc->nr_dirty,
+		       fc->lost);
 		spin_unlock_irq(&fc->lock);
 		break;
 	case STATUSTYPE_TABLE:
@@ -655,22 +816,64 @@ static const char *parse_fault(unsigned int argc, char **argv, struct fault *f)
 	return "the status must be EIO, NOSPC, MEDIUM or AGAIN";
 }
 
-/* fail_flush|fail_fua <N|all|off> [status] */
+/* fail_flush|fail_fua <N|all|off> [status], fail_flush ... [lose] */
 static const char *msg_fail(struct fault_c *fc, struct fault *f,
 			    unsigned int argc, char **argv)
 {
+	bool lose = f == &fc->flush && argc >= 3 && !strcasecmp(argv[argc - 1], "lose");
 	struct fault n;
 	const char *why;
 
+	if (lose)
+		argc--;
 	if (argc < 2 || argc > 3)
-		return "usage: <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN]";
+		return "usage: <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN] (fail_flush: [lose])";
 	why = parse_fault(argc - 1, argv + 1, &n);
 	if (why)
 		return why;
 	spin_lock_irq(&fc->lock);
 	*f = n;
+	if (f == &fc->flush)
+		fc->flush_lose = lose && n.left;
 	spin_unlock_irq(&fc->lock);
 	return NULL;
+}
+
+/* powercut: the cache is lost now; cache_reset: forgotten. */
+static const char *msg_cache(struct fault_c *fc, unsigned int argc, bool cut)
+{
+	struct cache_ent *ents = NULL;
+	const char *why = NULL;
+	unsigned int n = 0;
+
+	if (argc != 1)
+		return cut ? "usage: powercut" : "usage: cache_reset";
+	if (cut) {
+		ents = kvmalloc_array(CACHE_MAX, sizeof(*ents), GFP_KERNEL);
+		if (!ents)
+			return "cannot allocate";
+	}
+	spin_lock_irq(&fc->lock);
+	if (cut && fc->lose_io) {
+		why = "a loss is being written";
+	} else if (cut && fc->dirty_overflow) {
+		why = "the cache model overflowed: cache_reset first";
+	} else {
+		if (cut) {
+			n = fc->nr_dirty;
+			memcpy(ents, fc->dirty, n * sizeof(*ents));
+			fc->lost += n;
+		}
+		fc->nr_dirty = 0;
+		fc->dirty_overflow = false;
+	}
+	spin_unlock_irq(&fc->lock);
+	if (cut && !why) {
+		cache_write_loss(fc, ents, n);
+		DMINFO("dm-%u: power cut: %u writes lost", fc->minor, n);
+	}
+	kvfree(ents);
+	return why;
 }
 
 /* fail_write <start> <len> <N|all|off> [status] | fail_write off */
@@ -752,6 +955,7 @@ static const char *msg_clear(struct fault_c *fc, unsigned int argc)
 		return "usage: clear";
 	spin_lock_irq(&fc->lock);
 	memset(&fc->flush, 0, sizeof(fc->flush));
+	fc->flush_lose = false;
 	memset(&fc->fua, 0, sizeof(fc->fua));
 	memset(fc->ranges, 0, sizeof(fc->ranges));
 	fc->delay_ms = 0;
@@ -797,6 +1001,10 @@ static int fault_message(struct dm_target *ti, unsigned int argc, char **argv,
 		why = msg_clear(fc, argc);
 	else if (!strcasecmp(argv[0], "log_clear"))
 		why = msg_log_clear(argc);
+	else if (!strcasecmp(argv[0], "powercut"))
+		why = msg_cache(fc, argc, true);
+	else if (!strcasecmp(argv[0], "cache_reset"))
+		why = msg_cache(fc, argc, false);
 
 	if (why) {
 		DMWARN("dm-%u: message %s rejected: %s", fc->minor, argv[0], why);
@@ -815,7 +1023,9 @@ static int fault_iterate_devices(struct dm_target *ti,
 
 static struct target_type fault_target = {
 	.name = "dmb_fault",
-	.version = {1, 0, 0},
+	.version = {1, 2, 0},
+	/* map() never sleeps: a held bio is queued, sent later without the flag. */
+	.features = DM_TARGET_NOWAIT,
 	.module = THIS_MODULE,
 	.ctr = fault_ctr,
 	.dtr = fault_dtr,
