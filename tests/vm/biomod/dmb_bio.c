@@ -10,7 +10,7 @@
  * debugfs /sys/kernel/debug/dmb_bio/:
  *   ctl      write "open MAJ:MIN", "close", or
  *            "submit ID W|F|R FLAGS SECTOR SECTORS" (W a write, F an empty
- *            flush, R a read; FLAGS: comma list of PREFLUSH,FUA,SYNC, or
+ *            flush, R a read; FLAGS: comma list of PREFLUSH,FUA,SYNC,NOWAIT, or
  *            -); submit returns once the bio is submitted, it completes
  *            asynchronously
  *   results  one line per bio submitted since open: "ID STATUS", STATUS
@@ -105,6 +105,8 @@ static int dmb_bio_submit(unsigned int id, char op, char *flags, u64 sector, u32
 			opf |= REQ_FUA;
 		else if (!strcmp(f, "SYNC"))
 			opf |= REQ_SYNC;
+		else if (!strcmp(f, "NOWAIT"))
+			opf |= REQ_NOWAIT;
 		else
 			return -EINVAL;
 	}
