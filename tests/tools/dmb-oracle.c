@@ -29,6 +29,9 @@ static void usage(FILE *f)
 		"  -H, --hold-ms N         hold_on_flush_error (default: the start event's)\n"
 		"  -s, --slack-ms N        allowed on top of the hold per op (default 1000)\n"
 		"  -r, --max-report N      violations printed per rule (default 20)\n"
+		"  -p, --promised FILE     write the writes a judged barrier promised\n"
+		"                          (\"<sector> <sectors> <op id> <kind>\"), for a\n"
+		"                          readback after a power cut\n"
 		"  -h, --help              this text\n"
 		"Exit status: 0 clean, 1 violations, 2 unusable logs, 64 usage.\n");
 }
@@ -65,19 +68,22 @@ int main(int argc, char **argv)
 		{ "hold-ms", required_argument, NULL, 'H' },
 		{ "slack-ms", required_argument, NULL, 's' },
 		{ "max-report", required_argument, NULL, 'r' },
+		{ "promised", required_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
 	struct orc_opts o = { .hold_ms = -1, .slack_ms = 1000, .max_report = 20 };
-	const char *ops = NULL, *bios = NULL, *events = NULL;
+	const char *ops = NULL, *bios = NULL, *events = NULL, *promised = NULL;
+	_cleanup_fclose_ FILE *pf = NULL;
 	struct orc_input in = { 0 };
 	struct orc_report rep;
 	struct timespec t0, t1;
 	uint64_t v;
 	int c, r;
 
-	while ((c = getopt_long(argc, argv, "o:b:e:H:s:r:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "o:b:e:H:s:r:p:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'p': promised = optarg; continue;
 		case 'o': ops = optarg; continue;
 		case 'b': bios = optarg; continue;
 		case 'e': events = optarg; continue;
@@ -107,6 +113,15 @@ int main(int argc, char **argv)
 		orc_input_free(&in);
 		return 2;
 	}
+	if (promised) {
+		pf = fopen(promised, "we");
+		if (!pf) {
+			fprintf(stderr, "dmb-oracle: cannot write %s: %m\n", promised);
+			orc_input_free(&in);
+			return 2;
+		}
+		o.promised = pf;
+	}
 	r = orc_check(&in, &o, &rep, stdout);
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	orc_input_free(&in);
@@ -116,7 +131,7 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr, "dmb-oracle: checked in %.3f s\n",
 		(double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9);
-	if (fflush(stdout) != 0) {
+	if (fflush(stdout) != 0 || (pf && fflush(pf) != 0)) {
 		fprintf(stderr, "dmb-oracle: writing the report failed: %m\n");
 		return 2;
 	}

@@ -60,6 +60,7 @@ struct opts {
 	uint64_t base;		/* sector */
 	uint64_t timeout_ms;
 	bool create;
+	const char *verify;	/* --verify: the promised writes to read back */
 };
 
 /* What a thread is doing, for the watchdog: op id + 1 (0: none) and since when. */
@@ -139,6 +140,10 @@ static void usage(FILE *f)
 		"  -T, --timeout-ms N      an op slower than this gets a \"# slow\" line at\n"
 		"                          once and a warning (default 30000)\n"
 		"  -c, --create            create FILE if it does not exist\n"
+		"  -V, --verify FILE       run nothing: read back the blocks FILE lists\n"
+		"                          (dmb-oracle --promised: \"<sector> <sectors> <id>\n"
+		"                          <kind>\" lines) and check each holds what op <id>\n"
+		"                          of this seed wrote; exit 1 when one does not\n"
 		"  -h, --help              this text\n"
 		"Log line: <id> <thread> <kind> <sector> <sectors> <submit_ns> <complete_ns> <result>\n",
 		MAX_THREADS);
@@ -171,6 +176,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "log", required_argument, NULL, 'l' },
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "create", no_argument, NULL, 'c' },
+		{ "verify", required_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -179,8 +185,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .seed = 1, .threads = 4, .mix = { 8, 1, 1 }, .timeout_ms = 30000 };
-	while ((c = getopt_long(argc, argv, "s:t:n:d:m:b:l:T:ch", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:n:d:m:b:l:T:cV:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'V':
+			o->verify = optarg;
+			continue;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -228,7 +237,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			return -EINVAL;
 		}
 	}
-	if (!o->ops && !o->seconds) {
+	if (!o->ops && !o->seconds && !o->verify) {
 		fprintf(stderr, "dmb-faultload: give --ops or --seconds (or both)\n");
 		return -EINVAL;
 	}
@@ -420,6 +429,65 @@ static int open_target(struct run *r)
 	return 0;
 }
 
+/*
+ * --verify: each listed block holds what its op wrote (fill_block()).  A
+ * power cut or a lossy flush failure writes zeroes over what the cache
+ * lost, so a promised write that was not on the medium reads as zeroes.
+ */
+static int verify(struct run *r)
+{
+	_cleanup_fclose_ FILE *f = fopen(r->o.verify, "re");
+	unsigned long long sector, id, n = 0, bad = 0;
+	unsigned int sectors;
+	void *want = NULL, *got = NULL;
+	char kind, line[128];
+	int ret = 0;
+
+	if (!f) {
+		fprintf(stderr, "dmb-faultload: cannot read %s: %m\n", r->o.verify);
+		return 2;
+	}
+	if (posix_memalign(&want, BLOCK, BLOCK) || posix_memalign(&got, BLOCK, BLOCK)) {
+		free(want);
+		return 2;
+	}
+	while (fgets(line, sizeof(line), f)) {
+		const char *k;
+		ssize_t rd;
+
+		if (sscanf(line, "%llu %u %llu %c", &sector, &sectors, &id, &kind) != 4 ||
+		    sectors != BLOCK_SECTORS || !(k = memchr(kind_chars, kind, K_NR)) || kind == 'F') {
+			fprintf(stderr, "dmb-faultload: %s: malformed line: %s", r->o.verify, line);
+			ret = 2;
+			break;
+		}
+		n++;
+		fill_block(want, id, sector, r->o.seed, (enum kind)(k - kind_chars));
+		rd = pread(r->fd, got, BLOCK, (off_t)(sector * 512));
+		if (rd != BLOCK) {
+			fprintf(stderr, "dmb-faultload: reading sector %llu: %s\n", sector,
+				rd < 0 ? strerror(errno) : "short read");
+			ret = 2;
+			break;
+		}
+		if (memcmp(want, got, BLOCK)) {
+			const uint64_t *g = got;
+			bool zero = true;
+
+			for (size_t i = 0; i < BLOCK / 8; i++)
+				zero &= !g[i];
+			if (bad++ < 10)
+				printf("verify: sector %llu, promised by op %llu (%c): %s\n", sector, id,
+				       kind, zero ? "zeroes (lost)" :
+				       !memcmp(got, MAGIC, 8) ? "another op's block" : "other data");
+		}
+	}
+	free(want);
+	free(got);
+	printf("verify: %llu promised blocks read back, %llu wrong\n", n, bad);
+	return ret ? ret : bad ? 1 : 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct run r;
@@ -433,6 +501,8 @@ int main(int argc, char **argv)
 	r.fd = -1;
 	if (open_target(&r) < 0)
 		return 1;
+	if (r.o.verify)
+		return verify(&r);
 	if (r.o.log) {
 		r.logfd = open(r.o.log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 		if (r.logfd < 0) {

@@ -212,13 +212,23 @@ int orc_parse_bio(const char *line, struct orc_bio *b)
 	char op[2], flags[64];
 	int status, n = -1;
 
+	unsigned long long loss_ns = 0;
+	unsigned int nr_lost = 0;
+	int m = -1;
+
 	if (sscanf(line, "%*s %llu %llu %llu %1s %63s %llu %u %d %u%n", &seq, &sub, &comp, op,
-		   flags, &sector, &sectors, &status, &injected, &n) != 9 || n < 0 ||
-	    !rest_blank(line + n))
+		   flags, &sector, &sectors, &status, &injected, &n) != 9 || n < 0)
+		return -EINVAL;
+	/* A flush that lost the cache: " lost <loss_ns> <n>". */
+	if (!rest_blank(line + n) &&
+	    (sscanf(line + n, " lost %llu %u%n", &loss_ns, &nr_lost, &m) != 2 || m < 0 ||
+	     !rest_blank(line + n + m) || !loss_ns || op[0] != 'F' || !injected))
 		return -EINVAL;
 	if (!strchr("WFRDZO", op[0]) || injected > 1 || status > 0 ||
 	    parse_flags(flags, &b->flags) < 0)
 		return -EINVAL;
+	b->loss_ns = loss_ns;
+	b->nr_lost = nr_lost;
 	b->seq = seq;
 	b->sub = sub;
 	b->comp = comp;
@@ -550,6 +560,9 @@ struct ctx {
 	size_t nmr;
 	uint64_t *durable;	/* per op: when its acked write was durable */
 	const struct orc_bio **own_ff;	/* per op: an injected flush failure it sent */
+	bool *lost;		/* per op: its acked write was lost by a flush failure */
+	const struct orc_bio **loss;	/* the flushes that lost the cache, in log order */
+	size_t nloss;
 	struct aref *acked;
 	uint64_t *acked_comp, *acked_max;
 	size_t *acked_arg;
@@ -1001,6 +1014,65 @@ static int find_own_flush_failures(struct ctx *c)
 }
 
 /*
+ * A write the volatile cache lost (dmb_fault's model, issue 27, H2): a
+ * flush failure that lost the cache at loss_ns takes every write that
+ * completed before then and that no successful flush had covered by then
+ * (the fault target times both under one lock, so the comparison is
+ * exact).  Such a write is never on the medium: no barrier may promise it,
+ * until a mode message or reload answers the failure ("Flush failure",
+ * 5) and the barriers after it promise only what came after.  So its
+ * durable time becomes the end of the first mode or reload event after
+ * the loss, or never.  Losses are few: a linear pass.
+ */
+static uint64_t after_losses(const struct ctx *c, const struct orc_bio *b, uint64_t d,
+			     bool *lost)
+{
+	*lost = false;
+	for (size_t j = 0; j < c->nloss; j++) {
+		const struct orc_bio *l = c->loss[j];
+		size_t m;
+
+		if (!l->loss_ns || b->comp >= l->loss_ns || d <= l->loss_ns)
+			continue;
+		*lost = true;
+		m = upper_bound(c->mr_end, c->nmr, l->loss_ns);
+		return m < c->nmr ? c->mr_end[m] : ORC_NEVER;
+	}
+	return d;
+}
+
+/*
+ * The writes a judged op promised (rule 2 judged it, it returned 0): every
+ * acked write completed before its submission, and an S op's own.  A
+ * write a loss took is not listed (see after_losses()).  One line each,
+ * "<sector> <sectors> <op id> <kind>", for a readback after a power cut.
+ */
+static void write_promised(struct ctx *c, const bool *judged)
+{
+	const struct orc_input *in = c->in;
+	uint64_t tmax = 0;
+	bool any = false;
+	size_t i;
+
+	for (i = 0; i < in->nops; i++) {
+		if (judged[i] && (!any || in->ops[i].sub > tmax)) {
+			tmax = in->ops[i].sub;
+			any = true;
+		}
+	}
+	for (i = 0; i < in->nops && any; i++) {
+		const struct orc_op *op = &in->ops[i];
+
+		if (op->kind == ORC_OP_F || op->result || c->lost[i] ||
+		    !(op->comp < tmax || judged[i]))
+			continue;
+		fprintf(c->o->promised, "%" PRIu64 " %" PRIu32 " %" PRIu64 " %c\n", op->sector,
+			op->sectors, op->id, orc_kind_chars[op->kind]);
+		c->rep->promised++;
+	}
+}
+
+/*
  * An S op whose write went down with FUA or PREFLUSH ran as a barrier of
  * a durable mode: drain sends its write plain, none fails it.
  */
@@ -1017,6 +1089,7 @@ static bool ran_durable(const struct ctx *c, const struct orc_op *op)
 static int check_durable(struct ctx *c)
 {
 	const struct orc_input *in = c->in;
+	bool *judged;
 	size_t i;
 
 	c->durable = calloc(in->nops + 1, sizeof(*c->durable));
@@ -1024,8 +1097,14 @@ static int check_durable(struct ctx *c)
 	c->acked_comp = calloc(in->nops + 1, sizeof(*c->acked_comp));
 	c->acked_max = calloc(in->nops + 1, sizeof(*c->acked_max));
 	c->acked_arg = calloc(in->nops + 1, sizeof(*c->acked_arg));
-	if (!c->durable || !c->acked || !c->acked_comp || !c->acked_max || !c->acked_arg)
+	c->lost = calloc(in->nops + 1, sizeof(*c->lost));
+	c->loss = calloc(in->nbios + 1, sizeof(*c->loss));
+	if (!c->durable || !c->acked || !c->acked_comp || !c->acked_max || !c->acked_arg ||
+	    !c->lost || !c->loss)
 		return -ENOMEM;
+	for (i = 0; i < in->nbios; i++)
+		if (in->bios[i].loss_ns)
+			c->loss[c->nloss++] = &in->bios[i];
 
 	/* Each acked write's durable time. */
 	for (i = 0; i < in->nops; i++) {
@@ -1058,6 +1137,8 @@ static int check_durable(struct ctx *c)
 			    OPSTR(op), b->line, b->comp);
 		}
 		c->durable[i] = durable_time(c, b);
+		c->durable[i] = after_losses(c, b, c->durable[i], &c->lost[i]);
+		c->rep->lost_acked += c->lost[i];
 		c->acked[c->nacked++] = (struct aref){ .comp = op->comp, .durable = c->durable[i], .op = i };
 	}
 	qsort(c->acked, c->nacked, sizeof(*c->acked), cmp_aref);
@@ -1073,6 +1154,9 @@ static int check_durable(struct ctx *c)
 	}
 
 	if (find_own_flush_failures(c))
+		return -ENOMEM;
+	judged = calloc(in->nops + 1, sizeof(*judged));
+	if (!judged)
 		return -ENOMEM;
 	for (i = 0; i < in->nops; i++) {
 		const struct orc_op *op = &in->ops[i];
@@ -1110,6 +1194,7 @@ static int check_durable(struct ctx *c)
 			c->rep->fallback_judged++;
 		}
 		c->rep->checked[ORC_DURABLE]++;
+		judged[i] = true;
 		if (op->kind == ORC_OP_S && c->durable[i] > op->comp) {
 			char d[32];
 
@@ -1126,11 +1211,15 @@ static int check_durable(struct ctx *c)
 			snprintf(d, sizeof(d), "%" PRIu64, c->acked_max[k - 1]);
 			vio(c, ORC_DURABLE,
 			    "%s: write op %" PRIu64 " (sector %" PRIu64 ", acked at %" PRIu64
-			    ") is not durable by its completion (durable: %s)",
+			    ") is not durable by its completion (durable: %s%s)",
 			    OPSTR(op), w->id, w->sector, w->comp,
-			    c->acked_max[k - 1] == ORC_NEVER ? "never" : d);
+			    c->acked_max[k - 1] == ORC_NEVER ? "never" : d,
+			    c->lost[c->acked_arg[k - 1]] ? "; a flush failure lost it" : "");
 		}
 	}
+	if (c->o->promised)
+		write_promised(c, judged);
+	free(judged);
 	return 0;
 }
 
@@ -1394,6 +1483,7 @@ static void counts(struct ctx *c)
 		if (p)
 			tally_add(&bios[p - bio_ops], in->bios[i].status);
 		injected += in->bios[i].injected;
+		c->rep->losses += in->bios[i].loss_ns != 0;
 	}
 	if (!c->out)
 		return;
@@ -1404,9 +1494,11 @@ static void counts(struct ctx *c)
 	fprintf(c->out, "injected faults %" PRIu64 ", rule-2 exempt ops %" PRIu64
 		", rule-2 ops judged across a fallback %" PRIu64
 		", failures allowed as flush debt %" PRIu64
-		", direct barriers failed and rerun %" PRIu64 "\n",
+		", direct barriers failed and rerun %" PRIu64
+		", flushes that lost the cache %" PRIu64 " (acked writes lost %" PRIu64
+		"), writes promised %" PRIu64 "\n",
 		injected, c->rep->exempt_durable, c->rep->fallback_judged, c->rep->flush_debt,
-		c->rep->reruns);
+		c->rep->reruns, c->rep->losses, c->rep->lost_acked, c->rep->promised);
 }
 
 /* ------------------------------------------------------------ driver */
@@ -1440,6 +1532,8 @@ static void ctx_free(struct ctx *c)
 	free(c->mr_end);
 	free(c->durable);
 	free(c->own_ff);
+	free(c->lost);
+	free(c->loss);
 	free(c->acked);
 	free(c->acked_comp);
 	free(c->acked_max);

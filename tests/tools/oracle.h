@@ -72,6 +72,8 @@ struct orc_bio {
 	int32_t status;
 	char op;		/* W F R D Z O */
 	bool injected;
+	uint64_t loss_ns;	/* a flush that lost the cache: when, */
+	uint32_t nr_lost;	/* and how many writes */
 };
 
 enum orc_event_type {
@@ -118,6 +120,7 @@ struct orc_opts {
 	int64_t hold_ms;	/* < 0: the start event's */
 	uint64_t slack_ms;
 	uint64_t max_report;	/* violations printed per rule */
+	FILE *promised;		/* if set: the writes a judged op promised */
 };
 
 struct orc_report {
@@ -125,6 +128,9 @@ struct orc_report {
 	uint64_t checked[ORC_NRULES];	/* ops (or bios, events) a rule looked at */
 	uint64_t exempt_durable;	/* S/F ops rule 2 skipped: mode event or switch in window */
 	uint64_t fallback_judged;	/* S/F ops rule 2 judged with a fallback in window */
+	uint64_t losses;		/* flushes that lost the cache */
+	uint64_t lost_acked;		/* acked writes a loss took */
+	uint64_t promised;		/* writes written to opts.promised */
 	uint64_t flush_debt;		/* failures rule 5 allowed as a flush debt */
 	uint64_t injected;		/* bios with injected 1 */
 	uint64_t reruns;		/* failed direct barriers rerun: failed flushes */

@@ -78,6 +78,27 @@ static void check_with(struct result *res, const char *ops, const char *bios, co
 		fputs(res->text, stderr);
 }
 
+/* check(), and the writes it promised ("<sector> <sectors> <id> <kind>" lines). */
+static void check_promised(struct result *res, const char *ops, const char *bios,
+			   const char *events, char **promised)
+{
+	struct orc_opts o = { .hold_ms = -1, .slack_ms = 1000, .max_report = 100 };
+	struct orc_input in = { 0 };
+	size_t plen;
+	FILE *out;
+
+	*res = (struct result){ 0 };
+	load(&in, ops, bios, events);
+	out = open_memstream(&res->text, &res->len);
+	o.promised = open_memstream(promised, &plen);
+	assert_non_null(out);
+	assert_non_null(o.promised);
+	assert_int_equal(orc_check(&in, &o, &res->rep, out), 0);
+	fclose(out);
+	fclose(o.promised);
+	orc_input_free(&in);
+}
+
 static void check(struct result *res, const char *ops, const char *bios, const char *events)
 {
 	check_with(res, ops, bios, events, -1);
@@ -148,6 +169,17 @@ static void test_parse(void **state)
 	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH, 0 0 0 0", &b), -EINVAL);
 	assert_int_equal(orc_parse_bio("dmb0 8 10 20 Q - 0 0 0 0", &b), -EINVAL);
 	assert_int_equal(orc_parse_bio("dmb0 8 10 20 W - 0 8 0 2", &b), -EINVAL);
+	/* A flush that lost the cache says when and how much. */
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH 0 0 -5 1 lost 15 3", &b), 0);
+	assert_int_equal(b.loss_ns, 15);
+	assert_int_equal(b.nr_lost, 3);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F PREFLUSH 0 0 -5 1", &b), 0);
+	assert_int_equal(b.loss_ns, 0);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 W - 0 8 -5 1 lost 15 3", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F - 0 0 -5 0 lost 15 3", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F - 0 0 -5 1 lost 0 3", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F - 0 0 -5 1 lost 15", &b), -EINVAL);
+	assert_int_equal(orc_parse_bio("dmb0 8 10 20 F - 0 0 -5 1 lost 15 3 x", &b), -EINVAL);
 
 	assert_int_equal(orc_parse_event("5 start fua drain 3000", &ev), 0);
 	assert_int_equal(ev.mode, ORC_FUA);
@@ -511,6 +543,79 @@ static void test_durable_exempt(void **state)
 	/* Writes from a non-durable time still need the flush of a later durable op. */
 	check(&r, ops, bios, "0 start drain none 0\n250 mode flush\n");
 	expect_only(&r, ORC_DURABLE, 1);
+	done(&r);
+}
+
+/*
+ * The volatile cache (issue 27, H2): a flush failure that lost the cache
+ * took the writes not yet covered; a later flush that works does not bring
+ * them back.
+ */
+static void test_loss(void **state)
+{
+	/*
+	 * Op 0, a write acked at 130; ops 1 and 2 barriers in flight when
+	 * the flush at 150 fails and loses the cache (at 160): whose it was
+	 * is not known.  Op 1's FUA write then goes down (so it ran in mode
+	 * fua, judged), a flush at 230 works, op 1 returns 0 at 260.
+	 */
+	static const char ops[] = "0 0 W 0 8 100 130 0\n1 1 S 8 8 140 260 0\n2 2 S 16 8 145 300 -5\n";
+	static const char lossy[] = "d 1 105 125 W - 0 8 0 0\n"
+				    "d 2 150 170 F PREFLUSH 0 0 -5 1 lost 160 1\n"
+				    "d 3 200 210 W FUA 8 8 0 0\n"
+				    "d 4 230 240 F PREFLUSH 0 0 0 0\n";
+	static const char lossless[] = "d 1 105 125 W - 0 8 0 0\n"
+				       "d 2 150 170 F PREFLUSH 0 0 -5 1\n"
+				       "d 3 200 210 W FUA 8 8 0 0\n"
+				       "d 4 230 240 F PREFLUSH 0 0 0 0\n";
+	struct result r;
+	char *promised = NULL;
+
+	(void)state;
+	/* Without the loss the flush at 230 covers op 0: clean (the hole). */
+	check(&r, ops, lossless, "0 start fua drain 0\n");
+	expect_clean(&r);
+	assert_int_equal(r.rep.fallback_judged, 1);
+	done(&r);
+	/* With it, op 0's write is gone: op 1 promised it. */
+	check(&r, ops, lossy, "0 start fua drain 0\n");
+	expect_only(&r, ORC_DURABLE, 1);
+	expect_text(&r, "write op 0 (sector 0, acked at 130) is not durable by its completion "
+			"(durable: never; a flush failure lost it)");
+	assert_int_equal(r.rep.lost_acked, 1);
+	assert_int_equal(r.rep.losses, 1);
+	done(&r);
+
+	/*
+	 * A mode message after the loss answers it: a barrier after the
+	 * message promises only what came after (op 1, submitted at 400).
+	 * Op 0 is lost and not promised; op 1's own write is.
+	 */
+	check_promised(&r, "0 0 W 0 8 100 130 0\n1 1 S 8 8 400 500 0\n",
+		       "d 1 105 125 W - 0 8 0 0\n"
+		       "d 2 150 170 F PREFLUSH 0 0 -5 1 lost 160 1\n"
+		       "d 3 405 408 F PREFLUSH 0 0 0 0\n"
+		       "d 4 410 450 W FUA 8 8 0 0\n",
+		       "0 start fua drain 0\n300 310 mode fua\n", &promised);
+	expect_clean(&r);
+	assert_int_equal(r.rep.lost_acked, 1);
+	assert_string_equal(promised, "8 8 1 S\n");
+	assert_int_equal(r.rep.promised, 1);
+	free(promised);
+	done(&r);
+
+	/* A write that completed after the loss is not taken, nor one covered before it. */
+	check_promised(&r, "0 0 W 0 8 100 130 0\n1 0 W 8 8 100 180 0\n2 1 F 0 0 400 500 0\n",
+		       "d 1 105 125 W - 0 8 0 0\n"
+		       "d 2 126 128 F PREFLUSH 0 0 0 0\n"
+		       "d 3 150 170 F PREFLUSH 0 0 -5 1 lost 160 0\n"
+		       "d 4 150 175 W - 8 8 0 0\n"
+		       "d 5 405 408 F PREFLUSH 0 0 0 0\n",
+		       "0 start flush drain 0\n300 310 mode flush\n", &promised);
+	expect_clean(&r);
+	assert_int_equal(r.rep.lost_acked, 0);
+	assert_string_equal(promised, "0 8 0 W\n8 8 1 W\n");
+	free(promised);
 	done(&r);
 }
 
@@ -963,6 +1068,7 @@ int main(void)
 		cmocka_unit_test(test_durable_flush),
 		cmocka_unit_test(test_durable_fua),
 		cmocka_unit_test(test_durable_exempt),
+		cmocka_unit_test(test_loss),
 		cmocka_unit_test(test_never_reached),
 		cmocka_unit_test(test_write_error),
 		cmocka_unit_test(test_status_kept),
