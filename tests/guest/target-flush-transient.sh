@@ -63,41 +63,40 @@ scenario() {
 	[ "$got" = "$want" ] || fail "$tag: the $op $flags bio completed with '$got', want '$want'$9"
 }
 
+# barrier_scenario TAG DISK DIRECT PRIME OP FLAGS WANT WHY: scenario on a
+# barrier mapping made for it over DISK (named TAG in lower case, left for
+# more checks), which must count its one failed flush; $ev is its event
+# number from before.
+barrier_scenario() {
+	local name=${1,,}
+	make_barrier "$name" "$2"
+	ev=$(event_nr "$name")
+	scenario "$1" "$name" "${@:2}"
+	expect_eq "$1: flush_errors" "$(bstatus "$name" flush_errors)" 1
+}
+
 # ---------------------------------------------------------------- IDE
 dmsetup create lin --table "0 $(sectors "$DISK_IDE") linear $DISK_IDE 0"
 scenario L lin "$DISK_IDE" Y yes W FUA -5 " (dm-linear: the disk's failed flush must reach the submitter)"
 dmsetup remove lin
 
-make_barrier d1 "$DISK_IDE"
-ev=$(event_nr d1)
-scenario D1 d1 "$DISK_IDE" Y yes W FUA -5 ": a direct barrier whose pre-flush failed reported success"
-expect_eq "D1: flush_errors" "$(bstatus d1 flush_errors)" 1
+barrier_scenario D1 "$DISK_IDE" Y yes W FUA -5 ": a direct barrier whose pre-flush failed reported success"
 expect_eq "D1: mode (fallen back)" "$(bstatus d1 mode)" none
 expect_eq "D1: fallbacks" "$(bstatus d1 fallbacks)" 1
 timeout 10 dmsetup wait d1 "$ev" >/dev/null || fail "D1: no dm event after the failed flush"
 dmsetup remove d1
 
 # ---------------------------------------------------------------- AHCI
-make_barrier w "$DISK_AHCI"
-scenario W w "$DISK_AHCI" N yes W FUA -5 ": the worker's barrier whose pre-flush failed reported success"
-expect_eq "W: flush_errors" "$(bstatus w flush_errors)" 1
+barrier_scenario W "$DISK_AHCI" N yes W FUA -5 ": the worker's barrier whose pre-flush failed reported success"
 dmsetup remove w
-
-make_barrier e2 "$DISK_AHCI"
-scenario E2 e2 "$DISK_AHCI" N yes F PREFLUSH -5 ": the worker's empty flush that failed reported success"
-expect_eq "E2: flush_errors" "$(bstatus e2 flush_errors)" 1
+barrier_scenario E2 "$DISK_AHCI" N yes F PREFLUSH -5 ": the worker's empty flush that failed reported success"
 dmsetup remove e2
-
-make_barrier e "$DISK_AHCI"
-scenario E e "$DISK_AHCI" Y yes F PREFLUSH -5 ": a direct empty flush that failed reported success"
-expect_eq "E: flush_errors" "$(bstatus e flush_errors)" 1
+barrier_scenario E "$DISK_AHCI" Y yes F PREFLUSH -5 ": a direct empty flush that failed reported success"
 dmsetup remove e
 
 # Last, so that its rerun's pre-flush (the failed request left the cache
 # dirty) finds the window used up.
-make_barrier d2 "$DISK_AHCI"
-scenario D2 d2 "$DISK_AHCI" Y no W FUA -5 ": a direct barrier whose post-flush failed reported success"
-expect_eq "D2: flush_errors" "$(bstatus d2 flush_errors)" 1
+barrier_scenario D2 "$DISK_AHCI" Y no W FUA -5 ": a direct barrier whose post-flush failed reported success"
 expect_eq "D2: mode (fallen back)" "$(bstatus d2 mode)" none
 dmsetup remove d2
 
