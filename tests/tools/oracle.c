@@ -90,9 +90,27 @@
  *   bio or F op carries data, op ids are unique, and the bio log lost
  *   nothing ("log overflow").
  *
+ * The order rules (issue 27, item 4) judge an S or F op that returned 0
+ * while the mode was flush, fua or drain for the whole of [submit_ns,
+ * complete_ns] (mode messages between those three allowed; a suspend,
+ * resume or reload in the window, or a moment of passthrough, none or
+ * unknown, exempts it, counted).  A bio the fault target saw submitted
+ * before the op's submit_ns was on its way down before the barrier
+ * entered the mapping, so it was issued before the barrier:
+ * 8 DRAIN  Every bio submitted below before the op's submit_ns completed
+ *   by the op's complete_ns, and for S by the submit_ns of its own write
+ *   (the first W bio of its sector submitted at or after its submit_ns).
+ * 9 EXCLUSIVE  While an S op's own write is below ([submit_ns,
+ *   complete_ns] of that W bio), no other bio is submitted below: the
+ *   barrier is one transaction; bios issued before it have drained (8),
+ *   bios issued after it wait for it (the gate).
+ *
  * What it cannot see: the order of bios relative to each other beyond
- * their times (draining, overtaking, pre-flush before data: the ordering
- * verifier's job, tests/tools/order.c), what the disk holds afterwards
+ * their times and the two rules above (when a bio entered the mapping:
+ * overtaking by a bio the barrier's own bios went down after, held bios
+ * replayed out of order, pre-flush before data: the ordering verifier's
+ * job, tests/tools/order.c, with order-hold across a hold and its
+ * replay), what the disk holds afterwards
  * (the crash replay's job), bios that never reached the fault target (a
  * write the barrier dropped shows only as "never reached"), whether a
  * flush the target logged as successful really emptied a cache, and writes
@@ -120,6 +138,8 @@ const char *const orc_rule_names[ORC_NRULES] = {
 	[ORC_SPURIOUS] = "NO_SPURIOUS_FAILURE",
 	[ORC_HANG] = "NO_HANG",
 	[ORC_SANITY] = "LOG_SANITY",
+	[ORC_ORDER_DRAIN] = "DRAIN",
+	[ORC_ORDER_EXCL] = "EXCLUSIVE",
 };
 
 const char *const orc_mode_names[ORC_MODE_NR] = {
@@ -1390,6 +1410,144 @@ static int check_hang_and_ids(struct ctx *c, uint64_t hold_ms)
 
 /* ------------------------------------------------------ rule 7: sanity */
 
+/* ------------------------------------------------------------ order */
+
+static bool ordered_mode(enum orc_mode m)
+{
+	return m == ORC_FLUSH || m == ORC_FUA || m == ORC_DRAIN;
+}
+
+/* Mode flush, fua or drain at every instant of [t0, t1]. */
+static bool ordered_throughout(const struct ctx *c, uint64_t t0, uint64_t t1)
+{
+	size_t i = upper_bound(c->seg_t, c->nseg, t0);
+
+	if (!ordered_mode(c->seg_m[i ? i - 1 : 0]))
+		return false;
+	for (; i < c->nseg && c->seg_t[i] <= t1; i++)
+		if (!ordered_mode(c->seg_m[i]))
+			return false;
+	return true;
+}
+
+/* A bio below, in the index sorted by submit time. */
+struct sref {
+	uint64_t sub;
+	size_t bio;
+};
+
+static int cmp_sref(const void *a, const void *b)
+{
+	const struct sref *x = a, *y = b;
+
+	if (x->sub != y->sub)
+		return x->sub < y->sub ? -1 : 1;
+	return x->bio < y->bio ? -1 : x->bio > y->bio;
+}
+
+/* The first W bio at @sector submitted at or after @t, or NULL. */
+static const struct orc_bio *first_wbio_after(const struct ctx *c, uint64_t sector, uint64_t t)
+{
+	const struct orc_bio *first = NULL;
+	size_t lo, hi;
+
+	wrange(c, sector, &lo, &hi);
+	for (size_t i = lo; i < hi; i++) {
+		const struct orc_bio *b = &c->in->bios[c->w[i].bio];
+
+		if (b->sub >= t && (!first || b->sub < first->sub))
+			first = b;
+	}
+	return first;
+}
+
+static const char *bio_str(const struct orc_bio *b, char *buf, size_t size)
+{
+	snprintf(buf, size,
+		 "bio %" PRIu64 " (%c sector %" PRIu64 " submit %" PRIu64 " complete %" PRIu64
+		 " status %" PRId32 ", line %" PRIu32 ")",
+		 b->seq, b->op ? b->op : '?', b->sector, b->sub, b->comp, b->status, b->line);
+	return buf;
+}
+
+#define BIOSTR(b) bio_str((b), (char[160]){ 0 }, 160)
+
+/* Rules 8 and 9. */
+static int check_order(struct ctx *c)
+{
+	const struct orc_input *in = c->in;
+	size_t n = in->nbios, nx = 0, i;
+	struct sref *s = calloc(n + 1, sizeof(*s));
+	uint64_t *sub = calloc(n + 1, sizeof(*sub));
+	size_t *argmax = calloc(n + 1, sizeof(*argmax));
+	uint64_t *x_s = calloc(in->nevents + 1, sizeof(*x_s));
+	uint64_t *x_t = calloc(in->nevents + 1, sizeof(*x_t));
+	int r = -ENOMEM;
+
+	if (!s || !sub || !argmax || !x_s || !x_t)
+		goto out;
+	/* Suspends, resumes and reloads: disjoint intervals, in time order. */
+	for (i = 0; i < in->nevents; i++) {
+		const struct orc_event *ev = &in->events[i];
+
+		if (ev->type == ORC_EV_SUSPEND || ev->type == ORC_EV_RESUME ||
+		    ev->type == ORC_EV_RELOAD) {
+			x_s[nx] = ev->t;
+			x_t[nx++] = ev->t_end;
+		}
+	}
+	for (i = 0; i < n; i++)
+		s[i] = (struct sref){ .sub = in->bios[i].sub, .bio = i };
+	qsort(s, n, sizeof(*s), cmp_sref);
+	/* argmax[k]: of the bios s[0..k], the one completing last. */
+	for (i = 0; i < n; i++) {
+		sub[i] = s[i].sub;
+		argmax[i] = s[i].bio;
+		if (i && in->bios[argmax[i - 1]].comp > in->bios[s[i].bio].comp)
+			argmax[i] = argmax[i - 1];
+	}
+	for (i = 0; i < in->nops; i++) {
+		const struct orc_op *op = &in->ops[i];
+		const struct orc_bio *late = NULL, *d = NULL;
+		size_t k, e;
+
+		if (op->kind == ORC_OP_W || op->result)
+			continue;
+		e = lower_bound(x_t, nx, op->sub);
+		if (!ordered_throughout(c, op->sub, op->comp) || (e < nx && x_s[e] <= op->comp)) {
+			c->rep->exempt_order++;
+			continue;
+		}
+		k = lower_bound(sub, n, op->sub);	/* s[0..k) were below before it */
+		if (k)
+			late = &in->bios[argmax[k - 1]];
+		if (op->kind == ORC_OP_S)
+			d = first_wbio_after(c, op->sector, op->sub);
+		c->rep->checked[ORC_ORDER_DRAIN]++;
+		if (late && late->comp > op->comp)
+			vio(c, ORC_ORDER_DRAIN, "%s returned before %s, submitted below before it, completed",
+			    OPSTR(op), BIOSTR(late));
+		else if (late && d && late->comp > d->sub)
+			vio(c, ORC_ORDER_DRAIN, "%s: its write %s went down before %s, submitted below before the op, completed",
+			    OPSTR(op), BIOSTR(d), BIOSTR(late));
+		if (!d)
+			continue;
+		c->rep->checked[ORC_ORDER_EXCL]++;
+		k = upper_bound(sub, n, d->sub);
+		if (k < n && s[k].sub < d->comp)
+			vio(c, ORC_ORDER_EXCL, "%s: %s went down while its write %s was below",
+			    OPSTR(op), BIOSTR(&in->bios[s[k].bio]), BIOSTR(d));
+	}
+	r = 0;
+out:
+	free(s);
+	free(sub);
+	free(argmax);
+	free(x_s);
+	free(x_t);
+	return r;
+}
+
 static void check_sanity(struct ctx *c)
 {
 	const struct orc_input *in = c->in;
@@ -1493,11 +1651,13 @@ static void counts(struct ctx *c)
 		tally_print(c->out, "bios", bio_ops[i], &bios[i]);
 	fprintf(c->out, "injected faults %" PRIu64 ", rule-2 exempt ops %" PRIu64
 		", rule-2 ops judged across a fallback %" PRIu64
+		", order-exempt ops %" PRIu64
 		", failures allowed as flush debt %" PRIu64
 		", direct barriers failed and rerun %" PRIu64
 		", flushes that lost the cache %" PRIu64 " (acked writes lost %" PRIu64
 		"), writes promised %" PRIu64 "\n",
-		injected, c->rep->exempt_durable, c->rep->fallback_judged, c->rep->flush_debt,
+		injected, c->rep->exempt_durable, c->rep->fallback_judged, c->rep->exempt_order,
+		c->rep->flush_debt,
 		c->rep->reruns, c->rep->losses, c->rep->lost_acked, c->rep->promised);
 }
 
@@ -1558,6 +1718,8 @@ int orc_check(const struct orc_input *in, const struct orc_opts *o, struct orc_r
 		check_errors(&c);
 		r = check_hang_and_ids(&c, o->hold_ms >= 0 ? (uint64_t)o->hold_ms : c.hold_ms);
 	}
+	if (!r)
+		r = check_order(&c);
 	if (!r) {
 		check_sanity(&c);
 		counts(&c);

@@ -25,6 +25,8 @@ enum orc_rule {
 	ORC_SPURIOUS,		/* 5 */
 	ORC_HANG,		/* 6 */
 	ORC_SANITY,		/* 7 */
+	ORC_ORDER_DRAIN,	/* 8 */
+	ORC_ORDER_EXCL,	/* 9 */
 	ORC_NRULES
 };
 
@@ -127,6 +129,7 @@ struct orc_report {
 	uint64_t violations[ORC_NRULES];
 	uint64_t checked[ORC_NRULES];	/* ops (or bios, events) a rule looked at */
 	uint64_t exempt_durable;	/* S/F ops rule 2 skipped: mode event or switch in window */
+	uint64_t exempt_order;		/* acked S/F ops rules 8, 9 skipped: not ordered throughout */
 	uint64_t fallback_judged;	/* S/F ops rule 2 judged with a fallback in window */
 	uint64_t losses;		/* flushes that lost the cache */
 	uint64_t lost_acked;		/* acked writes a loss took */

@@ -967,6 +967,78 @@ static void test_sanity(void **state)
 	done(&r);
 }
 
+/* Rules 8 and 9 (issue 27, item 4): drain and the barrier's exclusive write. */
+static void test_order(void **state)
+{
+	static const char ops[] =
+		"0 0 W 0 8 100 200 0\n"
+		"1 1 S 8 8 300 600 0\n";
+	static const char ordered[] =
+		"d 1 110 150 W - 0 8 0 0\n"
+		"d 2 310 350 W FUA 8 8 0 0\n"
+		"d 3 360 400 F PREFLUSH 0 0 0 0\n";
+	struct result r;
+
+	(void)state;
+	check(&r, ops, ordered, START_FLUSH_NONE);
+	expect_clean(&r);
+	assert_int_equal(r.rep.checked[ORC_ORDER_DRAIN], 1);
+	assert_int_equal(r.rep.checked[ORC_ORDER_EXCL], 1);
+	done(&r);
+
+	/* The barrier returned while a write issued before it was still below. */
+	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 700 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_ORDER_DRAIN, 1);
+	expect_text(&r, "returned before bio 1 (W sector 0 submit 110 complete 700");
+	done(&r);
+
+	/* Its write went down before that write had completed (no drain). */
+	check(&r, "0 0 W 0 8 100 340 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 330 W - 0 8 0 0\n"
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_ORDER_DRAIN, 1);
+	expect_text(&r, "its write bio 2 (W sector 8 submit 310");
+	done(&r);
+
+	/* A write issued after it went down while its write was below (no gate). */
+	check(&r, "0 0 W 0 8 305 400 0\n1 1 S 8 8 300 600 0\n",
+	      "d 2 310 350 W FUA 8 8 0 0\n"
+	      "d 1 320 340 W - 0 8 0 0\n"
+	      "d 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE);
+	expect_only(&r, ORC_ORDER_EXCL, 1);
+	expect_text(&r, "bio 1 (W sector 0 submit 320 complete 340 status 0, line 2) went down while");
+	done(&r);
+
+	/* Not judged where the mode does not order: passthrough, or a reload in the window. */
+	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 700 W - 0 8 0 0\nd 2 310 350 W FUA 8 8 0 0\n", "0 start passthrough none 0\n");
+	expect_clean(&r);
+	assert_int_equal(r.rep.checked[ORC_ORDER_DRAIN], 0);
+	assert_int_equal(r.rep.exempt_order, 1);
+	done(&r);
+	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 700 W - 0 8 0 0\nd 2 310 350 W FUA 8 8 0 0\nd 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE "320 330 reload flush\n");
+	assert_int_equal(r.rep.violations[ORC_ORDER_DRAIN], 0);
+	assert_int_equal(r.rep.exempt_order, 1);
+	done(&r);
+
+	/* A mode message from flush to drain in the window: still ordered, judged. */
+	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 700 W - 0 8 0 0\nd 2 310 350 W - 8 8 0 0\n",
+	      START_FLUSH_NONE "320 330 mode drain\n");
+	assert_int_equal(r.rep.violations[ORC_ORDER_DRAIN], 1);
+	assert_int_equal(r.rep.exempt_order, 0);
+	done(&r);
+}
+
 static void test_summary(void **state)
 {
 	struct result r;
@@ -1077,6 +1149,7 @@ int main(void)
 		cmocka_unit_test(test_flush_debt),
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_sanity),
+		cmocka_unit_test(test_order),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_big),
 	};
