@@ -4,7 +4,10 @@
  * random mix of O_DIRECT 4 KiB writes (kind W), O_DIRECT writes with
  * RWF_DSYNC (kind S: a REQ_FUA write, then an empty flush) and
  * fdatasync() calls (kind F: an empty REQ_PREFLUSH) on a block device (the
- * barrier mapping) or a file.  Op ids are handed out in order; op k's kind
+ * barrier mapping) or a file, and with --commit, journal commits (kind C:
+ * a 4 KiB write with REQ_PREFLUSH|REQ_FUA, which no system call makes,
+ * submitted through the test module dmb_bio, tests/vm/biomod, opened on
+ * the device by the caller; its block holds its id's low byte).  Op ids are handed out in order; op k's kind
  * is a function of the seed and k alone, and a write of op k goes to sector
  * base + 8k, never written before in the run, so the fault target's bio
  * log names each write by its sector.  One line per op, written (one
@@ -13,7 +16,10 @@
  *   <id> <thread> <kind> <sector> <sectors> <submit_ns> <complete_ns> <result>
  *
  * times CLOCK_MONOTONIC just before the syscall and just after it returns,
- * result 0 or -errno (sector and sectors 0 for F).  Comments: a
+ * result 0 or -errno (sector and sectors 0 for F).  A C line has a ninth
+ * field, <accepted_ns>: when dmb_bio's submit returned, so the bio had
+ * entered the mapping by then (its completion is seen by polling dmb_bio's
+ * results, up to 0.2 ms late).  Comments: a
  * "# dmb-faultload" header, "# slow <id> <thread> <kind> <sector>
  * <submit_ns>" the moment an op has run longer than --timeout-ms (so a hung
  * op is named even if the tool is killed), "# end <n> ops" at the end.
@@ -38,6 +44,7 @@
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
+#include <limits.h>
 
 #include "macro.h"
 
@@ -46,8 +53,9 @@
 #define MAX_THREADS 256
 #define MAGIC "DMBFAULT"
 
-enum kind { K_W, K_S, K_F, K_NR };
-static const char kind_chars[K_NR] = { 'W', 'S', 'F' };
+enum kind { K_W, K_S, K_F, K_C, K_NR };
+static const char kind_chars[K_NR] = { 'W', 'S', 'F', 'C' };
+#define DMB_BIO_MAX 8192	/* bios dmb_bio keeps results of per open */
 
 struct opts {
 	const char *dev;
@@ -61,6 +69,7 @@ struct opts {
 	uint64_t timeout_ms;
 	bool create;
 	const char *verify;	/* --verify: the promised writes to read back */
+	const char *commit;	/* --commit: dmb_bio's debugfs directory */
 };
 
 /* What a thread is doing, for the watchdog: op id + 1 (0: none) and since when. */
@@ -81,6 +90,7 @@ struct run {
 	_Atomic uint64_t done;
 	_Atomic uint64_t count[K_NR], failed[K_NR], slow;
 	_Atomic bool stop;
+	int ctlfd;		/* dmb_bio's ctl, -1 without --commit */
 	bool full;		/* --ops cut to what fits on the device */
 	_Atomic int fatal;	/* the tool's own error (the log), 0 if none */
 	struct slot slots[MAX_THREADS];
@@ -104,14 +114,16 @@ static uint64_t mix64(uint64_t z)
 /* Op @id's kind: the seed and the id alone, whatever thread runs it. */
 static enum kind kind_of(const struct opts *o, uint64_t id)
 {
-	unsigned int total = o->mix[K_W] + o->mix[K_S] + o->mix[K_F];
+	unsigned int total = o->mix[K_W] + o->mix[K_S] + o->mix[K_F] + o->mix[K_C];
 	uint64_t x = mix64(o->seed ^ mix64(id)) % total;
 
 	if (x < o->mix[K_W])
 		return K_W;
 	if (x < o->mix[K_W] + o->mix[K_S])
 		return K_S;
-	return K_F;
+	if (x < o->mix[K_W] + o->mix[K_S] + o->mix[K_F])
+		return K_F;
+	return K_C;
 }
 
 static uint64_t now_ns(void)
@@ -134,7 +146,9 @@ static void usage(FILE *f)
 		"  -n, --ops N             ops to run\n"
 		"  -d, --seconds S         run this long (decimals allowed); with --ops,\n"
 		"                          whichever ends first (one of them is needed)\n"
-		"  -m, --mix W:S:F         weights of the kinds (default 8:1:1)\n"
+		"  -m, --mix W:S:F[:C]     weights of the kinds (default 8:1:1:0)\n"
+		"  -C, --commit DIR        dmb_bio's debugfs directory, opened on DEVICE:\n"
+		"                          kind C, REQ_PREFLUSH|REQ_FUA writes (needs a C weight)\n"
 		"  -b, --base-sector N     first sector, a multiple of 8 (default 0)\n"
 		"  -l, --log FILE          the op log (default: standard output)\n"
 		"  -T, --timeout-ms N      an op slower than this gets a \"# slow\" line at\n"
@@ -145,22 +159,32 @@ static void usage(FILE *f)
 		"                          <kind>\" lines) and check each holds what op <id>\n"
 		"                          of this seed wrote; exit 1 when one does not\n"
 		"  -h, --help              this text\n"
-		"Log line: <id> <thread> <kind> <sector> <sectors> <submit_ns> <complete_ns> <result>\n",
+		"Log line: <id> <thread> <kind> <sector> <sectors> <submit_ns> <complete_ns> <result>\n"
+		"(kind C: and <accepted_ns>, when its bio had been submitted)\n",
 		MAX_THREADS);
 }
 
 
 static int parse_mix(const char *s, unsigned int mix[K_NR])
 {
-	unsigned int a, b, c;
+	unsigned int a, b, c, d = 0;
 	int n = -1;
 
-	if (sscanf(s, "%u:%u:%u%n", &a, &b, &c, &n) != 3 || n < 0 || s[n] || strchr(s, '-') ||
-	    a > 1000000 || b > 1000000 || c > 1000000 || a + b + c == 0)
+	if (sscanf(s, "%u:%u:%u%n", &a, &b, &c, &n) != 3 || n < 0)
+		return -EINVAL;
+	if (s[n] == ':') {
+		s += n + 1;
+		n = -1;
+		if (sscanf(s, "%u%n", &d, &n) != 1 || n < 0)
+			return -EINVAL;
+	}
+	if (s[n] || strchr(s, '-') || a > 1000000 || b > 1000000 || c > 1000000 || d > 1000000 ||
+	    a + b + c + d == 0)
 		return -EINVAL;
 	mix[K_W] = a;
 	mix[K_S] = b;
 	mix[K_F] = c;
+	mix[K_C] = d;
 	return 0;
 }
 
@@ -177,6 +201,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 		{ "timeout-ms", required_argument, NULL, 'T' },
 		{ "create", no_argument, NULL, 'c' },
 		{ "verify", required_argument, NULL, 'V' },
+		{ "commit", required_argument, NULL, 'C' },
 		{ "help", no_argument, NULL, 'h' },
 		{}
 	};
@@ -185,8 +210,11 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	int c;
 
 	*o = (struct opts){ .seed = 1, .threads = 4, .mix = { 8, 1, 1 }, .timeout_ms = 30000 };
-	while ((c = getopt_long(argc, argv, "s:t:n:d:m:b:l:T:cV:h", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:t:n:d:m:b:l:T:cV:C:h", longopts, NULL)) != -1) {
 		switch (c) {
+		case 'C':
+			o->commit = optarg;
+			continue;
 		case 'V':
 			o->verify = optarg;
 			continue;
@@ -201,7 +229,7 @@ static int parse_args(int argc, char **argv, struct opts *o)
 			continue;
 		case 'm':
 			if (parse_mix(optarg, o->mix) < 0) {
-				fprintf(stderr, "dmb-faultload: --mix '%s' is not W:S:F (weights, not all 0)\n",
+				fprintf(stderr, "dmb-faultload: --mix '%s' is not W:S:F[:C] (weights, not all 0)\n",
 					optarg);
 				return -EINVAL;
 			}
@@ -239,6 +267,10 @@ static int parse_args(int argc, char **argv, struct opts *o)
 	}
 	if (!o->ops && !o->seconds && !o->verify) {
 		fprintf(stderr, "dmb-faultload: give --ops or --seconds (or both)\n");
+		return -EINVAL;
+	}
+	if (!o->verify && !o->commit != !o->mix[K_C]) {
+		fprintf(stderr, "dmb-faultload: kind C needs both --commit and a C weight in --mix\n");
 		return -EINVAL;
 	}
 	if (optind != argc - 1) {
@@ -291,6 +323,50 @@ static void fill_block(void *buf, uint64_t id, uint64_t sector, uint64_t seed, e
 	w[4] = k;
 }
 
+/*
+ * Kind C: op @id's REQ_PREFLUSH|REQ_FUA write through dmb_bio, then its
+ * result from dmb_bio's results, polled every 0.2 ms.  *acc: when the
+ * submit returned (the bio had entered the mapping).  The op's result, or
+ * INT_MIN when the tool itself failed (r->fatal says why).
+ */
+static int commit_op(struct run *r, uint64_t id, uint64_t sector, uint64_t *acc)
+{
+	static _Atomic unsigned int submitted;
+	char cmd[96], path[PATH_MAX], line[64];
+	unsigned long long got;
+	int n, status;
+
+	if (atomic_fetch_add(&submitted, 1) >= DMB_BIO_MAX - 1) {
+		atomic_store(&r->fatal, ENOSPC);	/* dmb_bio keeps 8192 results */
+		return INT_MIN;
+	}
+	n = snprintf(cmd, sizeof(cmd), "submit %" PRIu64 " W PREFLUSH,FUA %" PRIu64 " %u\n", id,
+		     sector, BLOCK_SECTORS);
+	if (write(r->ctlfd, cmd, (size_t)n) != n) {
+		atomic_store(&r->fatal, errno ? errno : EIO);
+		return INT_MIN;
+	}
+	*acc = now_ns();
+	snprintf(path, sizeof(path), "%s/results", r->o.commit);
+	for (;;) {
+		_cleanup_fclose_ FILE *f = fopen(path, "re");
+		char st[16];
+
+		if (!f) {
+			atomic_store(&r->fatal, errno);
+			return INT_MIN;
+		}
+		while (fgets(line, sizeof(line), f)) {
+			if (sscanf(line, "%llu %15s", &got, st) != 2 || got != id)
+				continue;
+			if (strcmp(st, "pending") && sscanf(st, "%d", &status) == 1)
+				return status;
+			break;
+		}
+		nanosleep(&(struct timespec){ .tv_nsec = 200000 }, NULL);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct worker *wk = arg;
@@ -304,7 +380,7 @@ static void *worker_main(void *arg)
 		return NULL;
 	}
 	while (!atomic_load(&r->stop)) {
-		uint64_t id, sector = 0, sectors = 0, sub, comp;
+		uint64_t id, sector = 0, sectors = 0, sub, comp, acc = 0;
 		struct iovec iov = { .iov_base = buf, .iov_len = BLOCK };
 		enum kind k;
 		int result = 0;
@@ -318,7 +394,8 @@ static void *worker_main(void *arg)
 		if (k != K_F) {
 			sector = r->o.base + id * BLOCK_SECTORS;
 			sectors = BLOCK_SECTORS;
-			fill_block(buf, id, sector, r->o.seed, k);
+			if (k != K_C)
+				fill_block(buf, id, sector, r->o.seed, k);
 		}
 
 		atomic_store(&slot->kind, (int)k);
@@ -328,6 +405,12 @@ static void *worker_main(void *arg)
 		if (k == K_F) {
 			if (fdatasync(r->fd) < 0)
 				result = -errno;
+		} else if (k == K_C) {
+			result = commit_op(r, id, sector, &acc);
+			if (result == INT_MIN) {
+				atomic_store(&r->stop, true);
+				break;
+			}
 		} else {
 			ssize_t n = pwritev2(r->fd, &iov, 1, (off_t)(sector * 512),
 					     k == K_S ? RWF_DSYNC : 0);
@@ -340,8 +423,12 @@ static void *worker_main(void *arg)
 		comp = now_ns();
 		atomic_store(&slot->op, 0);
 
-		log_line(r, "%" PRIu64 " %u %c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %d\n",
-			 id, wk->idx, kind_chars[k], sector, sectors, sub, comp, result);
+		if (k == K_C)
+			log_line(r, "%" PRIu64 " %u C %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+				 " %d %" PRIu64 "\n", id, wk->idx, sector, sectors, sub, comp, result, acc);
+		else
+			log_line(r, "%" PRIu64 " %u %c %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+				 " %d\n", id, wk->idx, kind_chars[k], sector, sectors, sub, comp, result);
 		atomic_fetch_add(&r->count[k], 1);
 		if (result)
 			atomic_fetch_add(&r->failed[k], 1);
@@ -462,7 +549,10 @@ static int verify(struct run *r)
 			break;
 		}
 		n++;
-		fill_block(want, id, sector, r->o.seed, (enum kind)(k - kind_chars));
+		if (kind == 'C')
+			memset(want, (int)(id & 0xff), BLOCK);	/* dmb_bio's fill */
+		else
+			fill_block(want, id, sector, r->o.seed, (enum kind)(k - kind_chars));
 		rd = pread(r->fd, got, BLOCK, (off_t)(sector * 512));
 		if (rd != BLOCK) {
 			fprintf(stderr, "dmb-faultload: reading sector %llu: %s\n", sector,
@@ -499,10 +589,22 @@ int main(int argc, char **argv)
 	if (parse_args(argc, argv, &r.o) < 0)
 		return 64;
 	r.fd = -1;
+	r.ctlfd = -1;
 	if (open_target(&r) < 0)
 		return 1;
 	if (r.o.verify)
 		return verify(&r);
+	if (r.o.commit) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/ctl", r.o.commit);
+		r.ctlfd = open(path, O_WRONLY | O_CLOEXEC);
+		if (r.ctlfd < 0) {
+			fprintf(stderr, "dmb-faultload: cannot open %s (dmb_bio loaded and opened?): %m\n",
+				path);
+			return 1;
+		}
+	}
 	if (r.o.log) {
 		r.logfd = open(r.o.log, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
 		if (r.logfd < 0) {
@@ -512,9 +614,10 @@ int main(int argc, char **argv)
 	} else {
 		r.logfd = STDOUT_FILENO;
 	}
-	log_line(&r, "# dmb-faultload seed %" PRIu64 " threads %u mix %u:%u:%u base %" PRIu64
+	log_line(&r, "# dmb-faultload seed %" PRIu64 " threads %u mix %u:%u:%u:%u base %" PRIu64
 		 " ops %" PRIu64 " seconds %g timeout-ms %" PRIu64 " target %.150s\n",
-		 r.o.seed, r.o.threads, r.o.mix[K_W], r.o.mix[K_S], r.o.mix[K_F], r.o.base, r.o.ops,
+		 r.o.seed, r.o.threads, r.o.mix[K_W], r.o.mix[K_S], r.o.mix[K_F], r.o.mix[K_C],
+		 r.o.base, r.o.ops,
 		 r.o.seconds, r.o.timeout_ms, r.o.dev);
 
 	t0 = now_ns();
@@ -550,20 +653,26 @@ int main(int argc, char **argv)
 	t1 = now_ns();
 
 	total = atomic_load(&r.done);
-	failed = r.failed[K_W] + r.failed[K_S] + r.failed[K_F];
+	failed = r.failed[K_W] + r.failed[K_S] + r.failed[K_F] + r.failed[K_C];
 	log_line(&r, "# end %" PRIu64 " ops\n", total);
 	if (r.o.log && close(r.logfd) < 0 && !atomic_load(&r.fatal))
 		atomic_store(&r.fatal, errno);
 	close(r.fd);
+	if (r.ctlfd >= 0)
+		close(r.ctlfd);
 	fprintf(stderr,
-		"dmb-faultload: %" PRIu64 " ops (W %" PRIu64 " S %" PRIu64 " F %" PRIu64 ") in %.3f s, %u threads, seed %" PRIu64
-		"; failed %" PRIu64 " (W %" PRIu64 " S %" PRIu64 " F %" PRIu64 "), slow %" PRIu64 "%s\n",
+		"dmb-faultload: %" PRIu64 " ops (W %" PRIu64 " S %" PRIu64 " F %" PRIu64 " C %" PRIu64
+		") in %.3f s, %u threads, seed %" PRIu64 "; failed %" PRIu64 " (W %" PRIu64
+		" S %" PRIu64 " F %" PRIu64 " C %" PRIu64 "), slow %" PRIu64 "%s\n",
 		total, (uint64_t)r.count[K_W], (uint64_t)r.count[K_S], (uint64_t)r.count[K_F],
-		(double)(t1 - t0) / 1e9, r.o.threads, r.o.seed, failed, (uint64_t)r.failed[K_W],
-		(uint64_t)r.failed[K_S], (uint64_t)r.failed[K_F], (uint64_t)r.slow,
+		(uint64_t)r.count[K_C], (double)(t1 - t0) / 1e9, r.o.threads, r.o.seed, failed,
+		(uint64_t)r.failed[K_W], (uint64_t)r.failed[K_S], (uint64_t)r.failed[K_F],
+		(uint64_t)r.failed[K_C], (uint64_t)r.slow,
 		r.full && total == r.o.ops ? "; stopped at the end of the device" : "");
 	if (atomic_load(&r.fatal)) {
-		fprintf(stderr, "dmb-faultload: writing the log failed: %s\n", strerror(r.fatal));
+		fprintf(stderr, "dmb-faultload: %s failed: %s\n",
+			r.ctlfd >= 0 ? "writing the log or a commit through dmb_bio" : "writing the log",
+			strerror(r.fatal));
 		return 1;
 	}
 	return 0;

@@ -7,8 +7,11 @@
  *   ops     dmb-faultload --log: one line per op when it completed,
  *           "<id> <thread> <kind> <sector> <sectors> <submit_ns> <complete_ns> <result>",
  *           kind W (O_DIRECT 4 KiB write), S (the same with RWF_DSYNC: a
- *           REQ_FUA write, then an empty flush) or F (fdatasync(): an
- *           empty REQ_PREFLUSH); every write to a sector of its own.
+ *           REQ_FUA write, then an empty flush), F (fdatasync(): an
+ *           empty REQ_PREFLUSH) or C (a journal commit through dmb_bio: a
+ *           write with REQ_PREFLUSH|REQ_FUA; its line adds <accepted_ns>,
+ *           when it had entered the mapping at the latest; an S op to
+ *           every rule below); every write to a sector of its own.
  *           Comments: "# dmb-faultload ..." header, "# slow <id> <thread>
  *           <kind> <sector> <submit_ns>" for an op past --timeout-ms,
  *           "# end <n> ops" when the tool finished.
@@ -49,7 +52,8 @@
  *   find_own_flush_failures()); and unless a change of the timeline (a
  *   fallback) in its window leaves open that it was accepted after the
  *   fallback (not so for an S op whose write went down with FUA or
- *   PREFLUSH: drain sends neither, none fails it), it needs every W
+ *   PREFLUSH: drain sends neither, none fails it; nor for a commit
+ *   accepted before the first change: accepted_before_change()), it needs every W
  *   or S op that returned 0 with complete_ns < its submit_ns, and for S its
  *   own write, durable by its complete_ns.  A write's bio is its sector's
  *   last successful W bio completed by the op's complete_ns; it is durable
@@ -171,22 +175,29 @@ static bool rest_blank(const char *p)
 
 int orc_parse_op(const char *line, struct orc_op *op)
 {
-	unsigned long long id, sector, sub, comp;
+	unsigned long long id, sector, sub, comp, acc = 0;
 	unsigned int thread, sectors;
-	int result, n = -1;
+	int result, n = -1, m = -1;
 	char kind;
 
 	if (sscanf(line, "%llu %u %c %llu %u %llu %llu %d%n", &id, &thread, &kind, &sector,
-		   &sectors, &sub, &comp, &result, &n) != 8 || n < 0 || !rest_blank(line + n))
+		   &sectors, &sub, &comp, &result, &n) != 8 || n < 0)
+		return -EINVAL;
+	op->commit = kind == 'C';
+	if (op->commit && (sscanf(line + n, " %llu%n", &acc, &m) != 1 || m < 0 ||
+			   acc < sub || acc > comp))
+		return -EINVAL;
+	if (!rest_blank(line + n + (m > 0 ? m : 0)))
 		return -EINVAL;
 	switch (kind) {
 	case 'W': op->kind = ORC_OP_W; break;
-	case 'S': op->kind = ORC_OP_S; break;
+	case 'S': case 'C': op->kind = ORC_OP_S; break;
 	case 'F': op->kind = ORC_OP_F; break;
 	default: return -EINVAL;
 	}
 	if (result > 0)
 		return -EINVAL;
+	op->acc = acc;
 	op->id = id;
 	op->thread = thread;
 	op->sector = sector;
@@ -611,7 +622,8 @@ static const char *op_str(const struct orc_op *op, char *buf, size_t size)
 	snprintf(buf, size,
 		 "op %" PRIu64 " (%c thread %" PRIu32 " sector %" PRIu64 " submit %" PRIu64
 		 " complete %" PRIu64 " result %" PRId32 ", line %" PRIu32 ")",
-		 op->id, orc_kind_chars[op->kind], op->thread, op->sector, op->sub, op->comp,
+		 op->id, op->commit ? 'C' : orc_kind_chars[op->kind], op->thread, op->sector,
+		 op->sub, op->comp,
 		 op->result, op->line);
 	return buf;
 }
@@ -1087,7 +1099,7 @@ static void write_promised(struct ctx *c, const bool *judged)
 		    !(op->comp < tmax || judged[i]))
 			continue;
 		fprintf(c->o->promised, "%" PRIu64 " %" PRIu32 " %" PRIu64 " %c\n", op->sector,
-			op->sectors, op->id, orc_kind_chars[op->kind]);
+			op->sectors, op->id, op->commit ? 'C' : orc_kind_chars[op->kind]);
 		c->rep->promised++;
 	}
 }
@@ -1104,6 +1116,19 @@ static bool ran_durable(const struct ctx *c, const struct orc_op *op)
 		return false;
 	b = last_wbio(c, op->sector, op->comp, true);
 	return b && (b->flags & (ORC_PREFLUSH | ORC_FUAF));
+}
+
+/*
+ * A commit accepted (its submit returned) before the first change of the
+ * timeline in its window: it entered the mapping in a durable mode, and a
+ * barrier accepted before a failure must not succeed without a flush
+ * (docs/dm-barrier.rst, "Flush failure", 5): judged like any other.
+ */
+static bool accepted_before_change(const struct ctx *c, const struct orc_op *op)
+{
+	size_t j = upper_bound(c->seg_t, c->nseg, op->sub);
+
+	return op->commit && j < c->nseg && op->acc < c->seg_t[j];
 }
 
 static int check_durable(struct ctx *c)
@@ -1207,7 +1232,7 @@ static int check_durable(struct ctx *c)
 				    OPSTR(op), ff->line, ff->status, ff->comp);
 				continue;
 			}
-			if (ev || !ran_durable(c, op)) {
+			if (ev || !(ran_durable(c, op) || accepted_before_change(c, op))) {
 				c->rep->exempt_durable++;
 				continue;
 			}

@@ -51,11 +51,17 @@ enum {
 	ORC_POLLED = 1u << 4,
 };
 
-/* One line of the workload's log. */
+/*
+ * One line of the workload's log.  A commit (kind C in the log: a write
+ * with REQ_PREFLUSH|REQ_FUA) is an S op to every rule, with @acc, when it
+ * had entered the mapping at the latest.
+ */
 struct orc_op {
 	uint64_t id;
 	uint64_t sector;
 	uint64_t sub, comp;
+	uint64_t acc;		/* commit: accepted by then; else 0 */
+	bool commit;
 	uint32_t thread;
 	uint32_t sectors;
 	uint32_t line;

@@ -156,6 +156,18 @@ static void test_parse(void **state)
 	assert_int_equal(orc_parse_op("3 1 W 24 8 100 200 0 junk", &op), -EINVAL);
 	assert_int_equal(orc_parse_op("3 1 W 24 8 100 200 5", &op), -EINVAL);
 	assert_int_equal(orc_parse_op("3 1 W 24 8 100", &op), -EINVAL);
+	/* A commit: an S op with when it was accepted, within its window. */
+	assert_int_equal(orc_parse_op("3 1 C 24 8 100 200 0 150", &op), 0);
+	assert_int_equal(op.kind, ORC_OP_S);
+	assert_true(op.commit);
+	assert_int_equal(op.acc, 150);
+	assert_int_equal(orc_parse_op("3 1 C 24 8 100 200 0", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 C 24 8 100 200 0 99", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 C 24 8 100 200 0 201", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 C 24 8 100 200 0 150 7", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 S 24 8 100 200 0 150", &op), -EINVAL);
+	assert_int_equal(orc_parse_op("3 1 S 24 8 100 200 0", &op), 0);
+	assert_false(op.commit);
 
 	assert_int_equal(orc_parse_bio("dmb0 7 10 20 W SYNC,FUA 16 8 -28 1", &b), 0);
 	assert_int_equal(b.flags, ORC_SYNC | ORC_FUAF);
@@ -1039,6 +1051,45 @@ static void test_order(void **state)
 	done(&r);
 }
 
+/*
+ * A commit (a PREFLUSH|FUA write) accepted before a fallback must not
+ * succeed without a flush (review N2: its pre-flush failed as owed, its
+ * data part ran as drain).  Op 2, a failing S op in flight, makes the
+ * flush failure nobody's own; an S op in the same place stays exempt (it
+ * may have been accepted after the fallback), and so does a commit
+ * accepted after it.
+ */
+static void test_commit(void **state)
+{
+	static const char bios[] =
+		"d 1 110 150 W - 0 8 0 0\n"
+		"d 2 400 450 F PREFLUSH 0 0 -5 1\n"
+		"d 3 500 550 W - 8 8 0 0\n"
+		"d 4 360 700 W FUA 16 8 -5 0\n";
+	struct result r;
+
+	(void)state;
+	check(&r, "0 0 W 0 8 100 200 0\n1 1 C 8 8 300 900 0 310\n2 2 S 16 8 350 800 -5\n", bios,
+	      START_FLUSH_DRAIN);
+	expect_only(&r, ORC_DURABLE, 1);
+	expect_text(&r, "op 1 (C thread 1 sector 8");
+	expect_text(&r, "its own write is not durable");
+	assert_int_equal(r.rep.fallback_judged, 1);
+	done(&r);
+
+	check(&r, "0 0 W 0 8 100 200 0\n1 1 C 8 8 300 900 0 460\n2 2 S 16 8 350 800 -5\n", bios,
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	assert_int_equal(r.rep.exempt_durable, 1);
+	done(&r);
+
+	check(&r, "0 0 W 0 8 100 200 0\n1 1 S 8 8 300 900 0\n2 2 S 16 8 350 800 -5\n", bios,
+	      START_FLUSH_DRAIN);
+	expect_clean(&r);
+	assert_int_equal(r.rep.exempt_durable, 1);
+	done(&r);
+}
+
 static void test_summary(void **state)
 {
 	struct result r;
@@ -1150,6 +1201,7 @@ int main(void)
 		cmocka_unit_test(test_hang),
 		cmocka_unit_test(test_sanity),
 		cmocka_unit_test(test_order),
+		cmocka_unit_test(test_commit),
 		cmocka_unit_test(test_summary),
 		cmocka_unit_test(test_big),
 	};
