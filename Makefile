@@ -84,7 +84,7 @@ kernels:
 	scripts/kernels module $(KERNELS)
 
 # Test-only modules the guest tests load (tests/vm/*mod/).
-TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/faultmod tests/vm/biomod tests/vm/kdelaymod
+TEST_MODULE_DIRS := tests/vm/warnmod tests/vm/faultmod tests/vm/diskmod tests/vm/biomod tests/vm/kdelaymod
 # And the test-only variants of the target (scripts/variants: its race
 # windows widenable, and the N1 negative control), in build/variants.
 test-modules:
@@ -103,7 +103,7 @@ $(CHECKPATCH_DIR)/scripts/checkpatch.pl:
 checkpatch: $(CHECKPATCH_DIR)/scripts/checkpatch.pl
 	$(CHECKPATCH_DIR)/scripts/checkpatch.pl --no-tree --strict -f \
 		dm-target/dm-barrier.c dm-target/dm-barrier-compat.h \
-		$(filter-out %.mod.c,$(wildcard $(addsuffix /*.c,$(TEST_MODULE_DIRS))))
+		$(filter-out %.mod.c,$(wildcard $(addsuffix /*.[ch],$(TEST_MODULE_DIRS))))
 
 # -------------------------------------------------------------- userspace
 userspace: $(USERSPACE)

@@ -86,59 +86,9 @@
 #include <linux/device-mapper.h>
 
 #define DM_MSG_PREFIX "dmb_fault"
+#define DMB_LOG_NAME "dm-%u"
 
-#define LOG_SIZE	262144U		/* lines; a power of two */
-#define FAULT_RANGES	4
-#define FAULT_ALL	UINT_MAX
-#define MAX_DELAY_MS	60000U
-#define CACHE_MAX	32768U
-
-enum {
-	FL_PREFLUSH	= BIT(0),
-	FL_FUA		= 1 << 1,
-	FL_SYNC		= 1 << 2,
-	FL_NOWAIT	= BIT(3),
-	FL_POLLED	= BIT(4),
-};
-
-static const char * const flag_names[] = {
-	"PREFLUSH", "FUA", "SYNC", "NOWAIT", "POLLED",
-};
-
-/* One log line. */
-struct fault_rec {
-	u64 seq;
-	u64 submit_ns;
-	u64 complete_ns;
-	u64 sector;
-	u32 sectors;
-	u32 minor;
-	int status;
-	char op;
-	u8 flags;
-	bool injected;
-	u32 nr_lost;		/* a lossy flush: the writes it lost ... */
-	u64 loss_ns;		/* ... taken at this time */
-};
-
-/* A write in the volatile cache: completed, not yet covered by a flush. */
-struct cache_ent {
-	u64 sector;
-	u64 done_ns;
-	u32 sectors;
-};
-
-/* A fault: how many more bios it fails (FAULT_ALL: all, 0: off), and how. */
-struct fault {
-	unsigned int left;
-	blk_status_t status;
-};
-
-struct fault_range {
-	sector_t start;
-	sector_t len;
-	struct fault f;
-};
+#include "dmb_fault_common.h"
 
 struct fault_c {
 	struct dm_dev *dev;
@@ -159,9 +109,7 @@ struct fault_c {
 	u64 flushes, fua_writes, writes, reads;
 	u64 injected_flush, injected_fua, injected_write;
 	bool flush_lose;	/* the flush fault's next failure loses the cache */
-	struct cache_ent *dirty;	/* the volatile cache, CACHE_MAX */
-	unsigned int nr_dirty;
-	bool dirty_overflow;
+	struct fault_cache cache;	/* the volatile cache */
 	struct cache_ent *losing;	/* a loss being written out, CACHE_MAX */
 	unsigned int nr_losing;
 	struct fault_io *lose_io;	/* its flush, failed once it is written */
@@ -181,134 +129,10 @@ struct fault_io {
 	struct fault_rec rec;
 };
 
-static struct fault_rec *log_ring;
-static u64 log_total;		/* lines written since load or log_clear */
-static DEFINE_SPINLOCK(log_lock);	/* protects log_ring, log_total */
 static atomic64_t bio_seq = ATOMIC64_INIT(0);
 static struct dentry *log_dir;
 
-/* ------------------------------------------------------------------ log */
-
-static void log_add(const struct fault_rec *rec)
-{
-	unsigned long flags;
-
-	spin_lock_irqsave(&log_lock, flags);
-	log_ring[log_total % LOG_SIZE] = *rec;
-	log_total++;
-	spin_unlock_irqrestore(&log_lock, flags);
-}
-
-/*
- * Position 0 is the "# overflow" line, position p > 0 the line numbered
- * p - 1 since the log was cleared; lines overwritten meanwhile are skipped.
- * The line is copied out under the lock, so writers never wait for a reader.
- */
-struct log_iter {
-	bool overflow_line;
-	struct fault_rec rec;
-};
-
-static void *log_fetch(struct seq_file *m, loff_t *pos)
-{
-	struct log_iter *it = m->private;
-	void *ret = it;
-	u64 first, idx;
-
-	spin_lock_irq(&log_lock);
-	first = log_total > LOG_SIZE ? log_total - LOG_SIZE : 0;
-	if (*pos == 0) {
-		it->overflow_line = true;
-		if (first)
-			goto out;
-		*pos = 1;
-	}
-	it->overflow_line = false;
-	idx = max_t(u64, *pos - 1, first);
-	*pos = idx + 1;
-	if (idx >= log_total)
-		ret = NULL;
-	else
-		it->rec = log_ring[idx % LOG_SIZE];
-out:
-	spin_unlock_irq(&log_lock);
-	return ret;
-}
-
-static void *log_start(struct seq_file *m, loff_t *pos)
-{
-	return log_fetch(m, pos);
-}
-
-static void *log_next(struct seq_file *m, void *v, loff_t *pos)
-{
-	++*pos;
-	return log_fetch(m, pos);
-}
-
-static void log_stop(struct seq_file *m, void *v)
-{
-}
-
-static int log_show(struct seq_file *m, void *v)
-{
-	const struct log_iter *it = v;
-	const struct fault_rec *r = &it->rec;
-	bool any = false;
-	unsigned int i;
-
-	if (it->overflow_line) {
-		seq_puts(m, "# overflow\n");
-		return 0;
-	}
-	seq_printf(m, "dm-%u %llu %llu %llu %c ", r->minor, r->seq,
-		   r->submit_ns, r->complete_ns, r->op);
-	for (i = 0; i < ARRAY_SIZE(flag_names); i++) {
-		if (r->flags & BIT(i)) {
-			seq_printf(m, "%s%s", any ? "," : "", flag_names[i]);
-			any = true;
-		}
-	}
-	seq_printf(m, "%s %llu %u %d %d", any ? "" : "-", r->sector,
-		   r->sectors, r->status, r->injected);
-	if (r->loss_ns)
-		seq_printf(m, " lost %llu %u", r->loss_ns, r->nr_lost);
-	seq_putc(m, '\n');
-	return 0;
-}
-
-static const struct seq_operations log_seq_ops = {
-	.start = log_start,
-	.next = log_next,
-	.stop = log_stop,
-	.show = log_show,
-};
-
-static int log_open(struct inode *inode, struct file *file)
-{
-	return seq_open_private(file, &log_seq_ops, sizeof(struct log_iter));
-}
-
-static const struct file_operations log_fops = {
-	.owner = THIS_MODULE,
-	.open = log_open,
-	.read = seq_read,
-	.llseek = seq_lseek,
-	.release = seq_release_private,
-};
-
 /* --------------------------------------------------------------- faults */
-
-/* Under fc->lock: use up one bio of @f; its status, or BLK_STS_OK. */
-static blk_status_t fault_take(struct fault *f, u64 *injected)
-{
-	if (!f->left)
-		return BLK_STS_OK;
-	if (f->left != FAULT_ALL)
-		f->left--;
-	(*injected)++;
-	return f->status;
-}
 
 /*
  * Under fc->lock: the cache is lost now, taken for @io to write out (its
@@ -317,11 +141,14 @@ static blk_status_t fault_take(struct fault *f, u64 *injected)
  */
 static bool cache_lose_locked(struct fault_c *fc, struct fault_io *io)
 {
-	if (fc->lose_io || fc->dirty_overflow)
+	int n;
+
+	if (fc->lose_io)
 		return false;
-	memcpy(fc->losing, fc->dirty, fc->nr_dirty * sizeof(*fc->dirty));
-	fc->nr_losing = fc->nr_dirty;
-	fc->nr_dirty = 0;
+	n = cache_take(&fc->cache, fc->losing);
+	if (n < 0)
+		return false;
+	fc->nr_losing = n;
 	io->rec.loss_ns = ktime_get_ns();
 	io->rec.nr_lost = fc->nr_losing;
 	io->lose = true;
@@ -335,7 +162,6 @@ static blk_status_t fault_pick(struct fault_c *fc, struct fault_io *io)
 	const struct fault_rec *rec = &io->rec;
 	struct fault_range *r;
 	blk_status_t st;
-	unsigned int i;
 
 	if (rec->op == 'F') {
 		st = fault_take(&fc->flush, &fc->injected_flush);
@@ -352,13 +178,8 @@ static blk_status_t fault_pick(struct fault_c *fc, struct fault_io *io)
 		return BLK_STS_OK;
 	if ((rec->flags & FL_FUA) && fc->fua.left)
 		return fault_take(&fc->fua, &fc->injected_fua);
-	for (i = 0; i < FAULT_RANGES; i++) {
-		r = &fc->ranges[i];
-		if (r->f.left && rec->sector < r->start + r->len &&
-		    r->start < rec->sector + rec->sectors)
-			return fault_take(&r->f, &fc->injected_write);
-	}
-	return BLK_STS_OK;
+	r = fault_range_hit(fc->ranges, rec->sector, rec->sectors);
+	return r ? fault_take(&r->f, &fc->injected_write) : BLK_STS_OK;
 }
 
 static void fault_fail(struct bio *bio, struct fault_io *io, blk_status_t status)
@@ -472,11 +293,7 @@ static void fault_record(struct dm_target *ti, struct bio *bio, struct fault_rec
 		break;
 	}
 
-	rec->flags = (opf & REQ_PREFLUSH ? FL_PREFLUSH : 0) |
-		     (opf & REQ_FUA ? FL_FUA : 0) |
-		     (opf & REQ_SYNC ? FL_SYNC : 0) |
-		     (opf & REQ_NOWAIT ? FL_NOWAIT : 0) |
-		     (opf & REQ_POLLED ? FL_POLLED : 0);
+	rec->flags = fault_flags(opf);
 }
 
 /* Under fc->lock. */
@@ -542,31 +359,6 @@ static int fault_map(struct dm_target *ti, struct bio *bio)
 	return DM_MAPIO_REMAPPED;
 }
 
-/*
- * Under fc->lock: a write completed into the cache, or a flush covered
- * the writes completed by @submit_ns.
- */
-static void cache_add_locked(struct fault_c *fc, const struct fault_rec *rec)
-{
-	if (fc->nr_dirty == CACHE_MAX) {
-		fc->dirty_overflow = true;
-		return;
-	}
-	fc->dirty[fc->nr_dirty++] = (struct cache_ent){
-		.sector = rec->sector, .sectors = rec->sectors, .done_ns = rec->complete_ns,
-	};
-}
-
-static void cache_flushed_locked(struct fault_c *fc, u64 submit_ns)
-{
-	unsigned int i, n = 0;
-
-	for (i = 0; i < fc->nr_dirty; i++)
-		if (fc->dirty[i].done_ns > submit_ns)
-			fc->dirty[n++] = fc->dirty[i];
-	fc->nr_dirty = n;
-}
-
 /* Zeroes over the writes a loss took: they were never on the medium. */
 static void cache_write_loss(struct fault_c *fc, const struct cache_ent *ents, unsigned int n)
 {
@@ -608,12 +400,12 @@ static int fault_end_io(struct dm_target *ti, struct bio *bio, blk_status_t *err
 	spin_lock_irqsave(&fc->lock, flags);
 	io->rec.complete_ns = ktime_get_ns();
 	if (!*error && io->rec.op == 'W' && !(io->rec.flags & FL_FUA))
-		cache_add_locked(fc, &io->rec);
+		cache_add(&fc->cache, &io->rec);
 	else if (!*error && io->rec.op == 'F')
-		cache_flushed_locked(fc, io->rec.submit_ns);
+		cache_flushed(&fc->cache, io->rec.submit_ns);
 	spin_unlock_irqrestore(&fc->lock, flags);
 	io->rec.status = blk_status_to_errno(*error);
-	io->rec.minor = fc->minor;
+	io->rec.dev = fc->minor;
 	log_add(&io->rec);
 	return DM_ENDIO_DONE;
 }
@@ -653,7 +445,7 @@ static void fault_dtr(struct dm_target *ti)
 		flush_work(&fc->lose_work);
 		destroy_workqueue(fc->wq);
 	}
-	kvfree(fc->dirty);
+	kvfree(fc->cache.dirty);
 	kvfree(fc->losing);
 	WARN_ON_ONCE(!list_empty(&fc->held));
 	if (fc->dev)
@@ -691,9 +483,9 @@ static int fault_ctr(struct dm_target *ti, unsigned int argc, char **argv)
 	INIT_DELAYED_WORK(&fc->release, fault_release);
 	INIT_WORK(&fc->lose_work, fault_lose_work);
 	fc->minor = disk->first_minor;
-	fc->dirty = kvmalloc_array(CACHE_MAX, sizeof(*fc->dirty), GFP_KERNEL);
+	fc->cache.dirty = kvmalloc_array(CACHE_MAX, sizeof(*fc->cache.dirty), GFP_KERNEL);
 	fc->losing = kvmalloc_array(CACHE_MAX, sizeof(*fc->losing), GFP_KERNEL);
-	if (!fc->dirty || !fc->losing) {
+	if (!fc->cache.dirty || !fc->losing) {
 		ti->error = "Cannot allocate the cache model";
 		r = -ENOMEM;
 		goto bad;
@@ -765,7 +557,7 @@ static void fault_status(struct dm_target *ti, status_type_t type,
 		spin_lock_irq(&fc->lock);
 		DMEMIT("%llu %llu %llu %llu %llu %llu %llu %u %u %llu", fc->flushes,
 		       fc->fua_writes, fc->writes, fc->reads, fc->injected_flush,
-		       fc->injected_fua, fc->injected_write, fc->nr_held, fc->nr_dirty,
+		       fc->injected_fua, fc->injected_write, fc->nr_held, fc->cache.nr,
 		       fc->lost);
 		spin_unlock_irq(&fc->lock);
 		break;
@@ -782,61 +574,11 @@ static void fault_status(struct dm_target *ti, status_type_t type,
 
 /* ------------------------------------------------------------- messages */
 
-static const struct {
-	const char *name;
-	blk_status_t status;
-} fault_statuses[] = {
-	{ "EIO", BLK_STS_IOERR },
-	{ "NOSPC", BLK_STS_NOSPC },
-	{ "MEDIUM", BLK_STS_MEDIUM },
-	{ "AGAIN", BLK_STS_AGAIN },
-};
-
-/* <N|all|off> [status] into @f; a reason when they are invalid. */
-static const char *parse_fault(unsigned int argc, char **argv, struct fault *f)
-{
-	unsigned int i;
-
-	if (!strcasecmp(argv[0], "all"))
-		f->left = FAULT_ALL;
-	else if (!strcasecmp(argv[0], "off"))
-		f->left = 0;
-	else if (kstrtouint(argv[0], 10, &f->left) || f->left == FAULT_ALL)
-		return "the count must be a number, all or off";
-
-	f->status = BLK_STS_IOERR;
-	if (argc < 2)
-		return NULL;
-	for (i = 0; i < ARRAY_SIZE(fault_statuses); i++) {
-		if (!strcasecmp(argv[1], fault_statuses[i].name)) {
-			f->status = fault_statuses[i].status;
-			return NULL;
-		}
-	}
-	return "the status must be EIO, NOSPC, MEDIUM or AGAIN";
-}
-
 /* fail_flush|fail_fua <N|all|off> [status], fail_flush ... [lose] */
 static const char *msg_fail(struct fault_c *fc, struct fault *f,
 			    unsigned int argc, char **argv)
 {
-	bool lose = f == &fc->flush && argc >= 3 && !strcasecmp(argv[argc - 1], "lose");
-	struct fault n;
-	const char *why;
-
-	if (lose)
-		argc--;
-	if (argc < 2 || argc > 3)
-		return "usage: <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN] (fail_flush: [lose])";
-	why = parse_fault(argc - 1, argv + 1, &n);
-	if (why)
-		return why;
-	spin_lock_irq(&fc->lock);
-	*f = n;
-	if (f == &fc->flush)
-		fc->flush_lose = lose && n.left;
-	spin_unlock_irq(&fc->lock);
-	return NULL;
+	return parse_fail(f, f == &fc->flush ? &fc->flush_lose : NULL, &fc->lock, argc, argv);
 }
 
 /* powercut: the cache is lost now; cache_reset: forgotten. */
@@ -844,7 +586,7 @@ static const char *msg_cache(struct fault_c *fc, unsigned int argc, bool cut)
 {
 	struct cache_ent *ents = NULL;
 	const char *why = NULL;
-	unsigned int n = 0;
+	int n = 0;
 
 	if (argc != 1)
 		return cut ? "usage: powercut" : "usage: cache_reset";
@@ -856,21 +598,19 @@ static const char *msg_cache(struct fault_c *fc, unsigned int argc, bool cut)
 	spin_lock_irq(&fc->lock);
 	if (cut && fc->lose_io) {
 		why = "a loss is being written";
-	} else if (cut && fc->dirty_overflow) {
-		why = "the cache model overflowed: cache_reset first";
-	} else {
-		if (cut) {
-			n = fc->nr_dirty;
-			memcpy(ents, fc->dirty, n * sizeof(*ents));
+	} else if (cut) {
+		n = cache_take(&fc->cache, ents);
+		if (n < 0)
+			why = "the cache model overflowed: cache_reset first";
+		else
 			fc->lost += n;
-		}
-		fc->nr_dirty = 0;
-		fc->dirty_overflow = false;
+	} else {
+		cache_reset(&fc->cache);
 	}
 	spin_unlock_irq(&fc->lock);
 	if (cut && !why) {
 		cache_write_loss(fc, ents, n);
-		DMINFO("dm-%u: power cut: %u writes lost", fc->minor, n);
+		DMINFO("dm-%u: power cut: %d writes lost", fc->minor, n);
 	}
 	kvfree(ents);
 	return why;
@@ -880,46 +620,8 @@ static const char *msg_cache(struct fault_c *fc, unsigned int argc, bool cut)
 static const char *msg_fail_write(struct dm_target *ti, unsigned int argc, char **argv)
 {
 	struct fault_c *fc = ti->private;
-	struct fault_range *r, *slot = NULL;
-	unsigned long long start, len;
-	struct fault n;
-	const char *why;
-	unsigned int i;
 
-	if (argc == 2 && !strcasecmp(argv[1], "off")) {
-		spin_lock_irq(&fc->lock);
-		memset(fc->ranges, 0, sizeof(fc->ranges));
-		spin_unlock_irq(&fc->lock);
-		return NULL;
-	}
-	if (argc < 4 || argc > 5)
-		return "usage: <start> <len> <N|all|off> [EIO|NOSPC|MEDIUM|AGAIN], or off";
-	if (kstrtoull(argv[1], 10, &start) || kstrtoull(argv[2], 10, &len) ||
-	    !len || start >= ti->len || len > ti->len - start)
-		return "the range must be non-empty and inside the target";
-	why = parse_fault(argc - 3, argv + 3, &n);
-	if (why)
-		return why;
-
-	spin_lock_irq(&fc->lock);
-	for (i = 0; i < FAULT_RANGES; i++) {
-		r = &fc->ranges[i];
-		if (r->f.left && r->start == start && r->len == len) {
-			slot = r;
-			break;
-		}
-		if (!r->f.left && !slot)
-			slot = r;
-	}
-	if (slot) {
-		slot->start = start;
-		slot->len = len;
-		slot->f = n;
-	}
-	spin_unlock_irq(&fc->lock);
-	if (!slot && n.left)
-		return "all " __stringify(FAULT_RANGES) " ranges are in use";
-	return NULL;
+	return parse_fail_write(fc->ranges, &fc->lock, ti->len, argc, argv);
 }
 
 static const char *msg_delay(struct fault_c *fc, unsigned int argc, char **argv)
@@ -973,9 +675,7 @@ static const char *msg_log_clear(unsigned int argc)
 {
 	if (argc != 1)
 		return "usage: log_clear";
-	spin_lock_irq(&log_lock);
-	log_total = 0;
-	spin_unlock_irq(&log_lock);
+	log_clear();
 	return NULL;
 }
 
@@ -1043,9 +743,9 @@ static int __init dmb_fault_init(void)
 {
 	int r;
 
-	log_ring = vmalloc(array_size(LOG_SIZE, sizeof(*log_ring)));
-	if (!log_ring)
-		return -ENOMEM;
+	r = log_alloc();
+	if (r)
+		return r;
 	log_dir = debugfs_create_dir("dmb_fault", NULL);
 	debugfs_create_file("log", 0444, log_dir, NULL, &log_fops);
 
@@ -1053,7 +753,7 @@ static int __init dmb_fault_init(void)
 	if (r < 0) {
 		DMERR("register failed %d", r);
 		debugfs_remove_recursive(log_dir);
-		vfree(log_ring);
+		log_free();
 	}
 	return r;
 }
@@ -1062,7 +762,7 @@ static void __exit dmb_fault_exit(void)
 {
 	dm_unregister_target(&fault_target);
 	debugfs_remove_recursive(log_dir);
-	vfree(log_ring);
+	log_free();
 }
 
 module_init(dmb_fault_init);
