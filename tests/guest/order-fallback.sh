@@ -28,8 +28,4 @@ log "barriers after the first flush failure: $after"
 [ "${after:-0}" -ge 100 ] || fail "only ${after:-0} barriers ran after the flush failure; the test shows nothing"
 
 # Negative control.
-dmsetup message ofb 0 mode passthrough
-out=$WORK/ofb-pass.trace
-ord_trace ofb "$DISK_AHCI" "$out" -n "$ORD_BIOS" -q 32 -e "$ORD_BIOS"
-ord_expect_violations "$out" 20
-dmsetup remove ofb
+ord_passthrough_control ofb "$DISK_AHCI"

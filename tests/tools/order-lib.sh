@@ -223,3 +223,14 @@ ord_negative() {
 	ord_expect_violations "$out" "$min" --durability
 	dmsetup remove "$name"
 }
+
+# ord_passthrough_control NAME DISK: the negative control of a test whose
+# mapping NAME ran a load: the same mapping switched to passthrough, the
+# same load on DISK; the checker must find violations.  Removes NAME.
+ord_passthrough_control() {
+	local name=$1 disk=$2 out=$WORK/$1-pass.trace
+	dmsetup message "$name" 0 mode passthrough
+	ord_trace "$name" "$disk" "$out" -n "$ORD_BIOS" -q 32 -e "$ORD_BIOS"
+	ord_expect_violations "$out" 20
+	dmsetup remove "$name"
+}
