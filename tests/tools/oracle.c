@@ -37,7 +37,9 @@
  *   (docs/dm-barrier.rst, "Flush failure"; a failed FUA write is a write
  *   error unless the flush the target sends after it fails too), and so
  *   does, at the complete_ns of its rerun, a failed injected W bio with FUA
- *   in mode flush (the direct way's write and post-flush in one request)
+ *   in mode flush (the direct way's write and post-flush in one request),
+ *   or in mode fua right after a successful flush (its request's
+ *   pre-flush, over a request-based disk: after_preflush()),
  *   whose sector's next W bio worked, unless it failed with -ENOSPC or
  *   -ENODATA (find_reruns()).  Violations: no
  *   start event or more than one, an event before the start, events out of
@@ -840,6 +842,27 @@ static enum orc_mode told_mode_at(const struct ctx *c, uint64_t t)
  * after them.  Each such rerun's complete time goes into ffail and the
  * timeline.
  */
+/*
+ * Bio @i (a W FUA bio) went down right after a successful flush: the last
+ * bio to complete before it was submitted is an F that worked.  For a
+ * direct barrier over a request-based disk that flush is the pre-flush
+ * of its own request (the block layer's flush sequence issues the data
+ * when it completes, and the target issues nothing else meanwhile).  The
+ * log is in completion order: look back from @i.
+ */
+static bool after_preflush(const struct ctx *c, size_t i)
+{
+	const struct orc_bio *b = &c->in->bios[i];
+
+	for (size_t j = i, n = 0; j-- > 0 && n < 64; n++) {
+		const struct orc_bio *p = &c->in->bios[j];
+
+		if (p->comp <= b->sub)
+			return p->op == 'F' && !p->status;
+	}
+	return false;
+}
+
 static int find_reruns(struct ctx *c)
 {
 	const struct orc_input *in = c->in;
@@ -852,8 +875,10 @@ static int find_reruns(struct ctx *c)
 		const struct orc_bio *b = &in->bios[i], *r = NULL;
 
 		if (b->op != 'W' || !b->injected || !b->status || !(b->flags & ORC_FUAF) ||
-		    (b->flags & ORC_PREFLUSH) || b->status == -ENOSPC || b->status == -ENODATA ||
-		    told_mode_at(c, b->sub) != ORC_FLUSH)
+		    (b->flags & ORC_PREFLUSH) || b->status == -ENOSPC || b->status == -ENODATA)
+			continue;
+		if (told_mode_at(c, b->sub) != ORC_FLUSH &&
+		    !(told_mode_at(c, b->sub) == ORC_FUA && after_preflush(c, i)))
 			continue;
 		wrange(c, b->sector, &lo, &hi);
 		for (; lo < hi; lo++) {

@@ -796,6 +796,17 @@ static void test_direct_rerun(void **state)
 	done(&r);
 
 	/*
+	 * Mode fua over a request-based disk: the direct request held a
+	 * pre-flush (the F that completed just before its FUA write went
+	 * down), so its failure may have been the flush's: it falls back.
+	 */
+	check(&r, "0 0 S 0 8 100 400 -5\n1 0 S 8 8 500 600 -95\n",
+	      "d 0 90 105 F PREFLUSH 0 0 0 0\n" RERUN_BIOS("-5", "0 0"), "0 start fua none 0\n");
+	expect_clean(&r);
+	expect_text(&r, "timeline 200 none");
+	done(&r);
+
+	/*
 	 * No failed flush, so a refusal after it has no cause: an error only
 	 * a write gives (ENOSPC, ENODATA); mode fua (a real FUA write, judged
 	 * by the probe flush); the rerun's write failed too; told `mode
@@ -806,7 +817,7 @@ static void test_direct_rerun(void **state)
 	} no_switch[] = {
 		{ "-28", "0 0", START_FLUSH_NONE },
 		{ "-61", "0 0", START_FLUSH_NONE },
-		{ "-5", "0 0", "0 start fua none 0\n" },
+		{ "-5", "0 0", "0 start fua none 0\n" },	/* and no pre-flush before it */
 		{ "-5", "-5 0", START_FLUSH_NONE },
 		{ "-5", "0 0", "0 start fua none 0\n120 130 mode flush\n" },
 	};
