@@ -32,7 +32,8 @@
  * dirty lost.
  *
  * Log, /sys/kernel/debug/dmb_disk/log: dmb_fault's format, a line per
- * request at its completion, named by the disk ("dmbd0 <seq> ...");
+ * request at its completion (requests are never merged: one per bio),
+ * named by the disk ("dmbd0 <seq> ...");
  * submit_ns is queue_rq(), complete_ns the end of the request.  A flush
  * request is op F with flags PREFLUSH; the flush machinery's data request
  * is W, with FUA when the disk takes it.
@@ -679,6 +680,8 @@ static int dmbd_create(unsigned int index)
 		d->disk = NULL;
 		goto bad;
 	}
+	/* One request per bio: the log names each write by its sector. */
+	blk_queue_flag_set(QUEUE_FLAG_NOMERGES, d->disk->queue);
 	d->disk->major = dmbd_major;
 	d->disk->first_minor = index;
 	d->disk->minors = 1;
