@@ -1189,7 +1189,8 @@ static void barrier_direct_restore(struct bio *bio, struct barrier_pb *pb)
  * rerun that succeeds proves nothing about the first run: a drive whose
  * flush failed once may have lost what its cache held and work again, so
  * the barrier still fails: as a failed flush where the first request held
- * one and its error is one a flush gives (not -ENOSPC, -ENODATA), else as
+ * one and its error is one a flush gives (any but -ENOSPC: a flush fails
+ * with a medium error when the drive cannot write its cache out), else as
  * that write error (barrier_run(), pb->rerun).  Then whatever queued
  * behind it runs.
  */
@@ -1431,14 +1432,19 @@ static void barrier_run(struct barrier_c *bc, struct bio_list *batch, enum barri
 	 * A direct barrier failed and its rerun met no error: the first run
 	 * still failed (barrier_direct_endio()).  If its request held a flush
 	 * and the error is one a flush can give, it may have been the flush:
-	 * a failed flush.  Else the write failed, as the worker would have
-	 * said (a FUA write whose probe flush works): that write error.  Not
-	 * when the rerun was answered otherwise: failed (an error of its own,
-	 * or owed), refused, or passed through.
+	 * a failed flush.  A medium error is one: SYNCHRONIZE CACHE fails with
+	 * it when the drive cannot write its cache out, and what the cache
+	 * held is gone; taken for the write's, the mode stayed and the next
+	 * barrier promised those writes (the campaign over dmb_disk, seed
+	 * 117; tests/guest/target-flush-medium.sh).  A bad sector fails the
+	 * rerun's write too and stays a write error.  Else the write failed,
+	 * as the worker would have said (a FUA write whose probe flush
+	 * works): that write error.  Not when the rerun was answered
+	 * otherwise: failed (an error of its own, or owed), refused, or
+	 * passed through.
 	 */
 	if (rerun && step == STEP_DONE && !t.status && bio_list_peek(batch) == rerun) {
-		if (first_flushed && first_status != BLK_STS_NOSPC &&
-		    first_status != BLK_STS_MEDIUM) {
+		if (first_flushed && first_status != BLK_STS_NOSPC) {
 			t.err = blk_status_to_errno(first_status);
 			step = barrier_step(bc, &t, STEP_FLUSH_FAILED);
 		} else {

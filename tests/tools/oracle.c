@@ -40,8 +40,8 @@
  *   in mode flush (the direct way's write and post-flush in one request),
  *   or in mode fua right after a successful flush (its request's
  *   pre-flush, over a request-based disk: after_preflush()),
- *   whose sector's next W bio worked, unless it failed with -ENOSPC or
- *   -ENODATA (find_reruns()).  Violations: no
+ *   whose sector's next W bio worked, unless it failed with -ENOSPC (the
+ *   one error a flush does not give; find_reruns()).  Violations: no
  *   start event or more than one, an event before the start, events out of
  *   time order, and an S op that returned 0 although the timeline says
  *   mode none for the whole of its [submit_ns, complete_ns] (a barrier
@@ -837,15 +837,15 @@ static enum orc_mode told_mode_at(const struct ctx *c, uint64_t t)
  * bio fails, the target runs the barrier again through the worker: the
  * sector's next W bio.  If that one works, the first failure may have been
  * the flush, and the target takes it as a failed flush at the rerun's end,
- * unless its error is one only a write gives (-ENOSPC, -ENODATA): a write
- * error then.  Mode fua's FUA writes are real ones, judged by the flush
- * after them.  Each such rerun's complete time goes into ffail and the
- * timeline.
- */
-/*
- * Bio @i (a W FUA bio) went down right after a successful flush: the last
- * bio to complete before it was submitted is an F that worked.  For a
- * direct barrier over a request-based disk that flush is the pre-flush
+ * unless its error is one only a write gives (-ENOSPC; a flush fails with
+ * -ENODATA when the drive cannot write its cache out): a write error then.
+ * Mode fua's FUA writes are real ones, judged by the flush after them,
+ * except after their own request's pre-flush (after_preflush()).  Each
+ * such rerun's complete time goes into ffail and the timeline.
+ *
+ * after_preflush(): bio @i (a W FUA bio) went down right after a
+ * successful flush: the last bio to complete before it was submitted is
+ * an F that worked.  For a direct barrier over a request-based disk that flush is the pre-flush
  * of its own request (the block layer's flush sequence issues the data
  * when it completes, and the target issues nothing else meanwhile).  The
  * log is in completion order: look back from @i.
@@ -875,7 +875,7 @@ static int find_reruns(struct ctx *c)
 		const struct orc_bio *b = &in->bios[i], *r = NULL;
 
 		if (b->op != 'W' || !b->injected || !b->status || !(b->flags & ORC_FUAF) ||
-		    (b->flags & ORC_PREFLUSH) || b->status == -ENOSPC || b->status == -ENODATA)
+		    (b->flags & ORC_PREFLUSH) || b->status == -ENOSPC)
 			continue;
 		if (told_mode_at(c, b->sub) != ORC_FLUSH &&
 		    !(told_mode_at(c, b->sub) == ORC_FUA && after_preflush(c, i)))

@@ -806,9 +806,16 @@ static void test_direct_rerun(void **state)
 	expect_text(&r, "timeline 200 none");
 	done(&r);
 
+	/* A medium error is one a flush gives too: it falls back. */
+	check(&r, "0 0 S 0 8 100 400 -61\n1 0 S 8 8 500 600 -95\n", RERUN_BIOS("-61", "0 0"),
+	      START_FLUSH_NONE);
+	expect_clean(&r);
+	expect_text(&r, "timeline 200 none");
+	done(&r);
+
 	/*
 	 * No failed flush, so a refusal after it has no cause: an error only
-	 * a write gives (ENOSPC, ENODATA); mode fua (a real FUA write, judged
+	 * a write gives (ENOSPC); mode fua (a real FUA write, judged
 	 * by the probe flush); the rerun's write failed too; told `mode
 	 * flush` only after the bio (it was mode fua's).
 	 */
@@ -816,7 +823,6 @@ static void test_direct_rerun(void **state)
 		const char *st, *rst, *events;
 	} no_switch[] = {
 		{ "-28", "0 0", START_FLUSH_NONE },
-		{ "-61", "0 0", START_FLUSH_NONE },
 		{ "-5", "0 0", "0 start fua none 0\n" },	/* and no pre-flush before it */
 		{ "-5", "-5 0", START_FLUSH_NONE },
 		{ "-5", "0 0", "0 start fua none 0\n120 130 mode flush\n" },
