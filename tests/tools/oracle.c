@@ -99,8 +99,9 @@
  * The order rules (issue 27, item 4) judge an S or F op that returned 0
  * while the mode was flush, fua or drain for the whole of [submit_ns,
  * complete_ns] (mode messages between those three allowed; a suspend,
- * resume or reload in the window, or a moment of passthrough, none or
- * unknown, exempts it, counted).  A bio the fault target saw submitted
+ * resume, reload or mode message to passthrough or none meeting the
+ * window, or a moment of passthrough, none or unknown, exempts it,
+ * counted).  A bio the fault target saw submitted
  * before the op's submit_ns was on its way down before the barrier
  * entered the mapping, so it was issued before the barrier:
  * 8 DRAIN  Every bio submitted below before the op's submit_ns completed
@@ -1536,12 +1537,18 @@ static int check_order(struct ctx *c)
 
 	if (!s || !sub || !argmax || !x_s || !x_t)
 		goto out;
-	/* Suspends, resumes and reloads: disjoint intervals, in time order. */
+	/*
+	 * Suspends, resumes, reloads, and mode messages to a mode that does
+	 * not order (the timeline moves at such a message's end, but the
+	 * target may have switched anywhere in it): disjoint intervals, in
+	 * time order.
+	 */
 	for (i = 0; i < in->nevents; i++) {
 		const struct orc_event *ev = &in->events[i];
 
 		if (ev->type == ORC_EV_SUSPEND || ev->type == ORC_EV_RESUME ||
-		    ev->type == ORC_EV_RELOAD) {
+		    ev->type == ORC_EV_RELOAD ||
+		    (ev->type == ORC_EV_MODE && !ordered_mode(ev->mode))) {
 			x_s[nx] = ev->t;
 			x_t[nx++] = ev->t_end;
 		}

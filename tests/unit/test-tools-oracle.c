@@ -1059,6 +1059,17 @@ static void test_order(void **state)
 	assert_int_equal(r.rep.exempt_order, 1);
 	done(&r);
 
+	/*
+	 * A mode message to passthrough meeting the window: the target may
+	 * have switched anywhere in it (the timeline moves at its end).
+	 */
+	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
+	      "d 1 110 700 W - 0 8 0 0\nd 2 310 350 W FUA 8 8 0 0\nd 3 360 400 F PREFLUSH 0 0 0 0\n",
+	      START_FLUSH_NONE "250 650 mode passthrough\n");
+	assert_int_equal(r.rep.violations[ORC_ORDER_DRAIN], 0);
+	assert_int_equal(r.rep.exempt_order, 1);
+	done(&r);
+
 	/* A mode message from flush to drain in the window: still ordered, judged. */
 	check(&r, "0 0 W 0 8 100 710 0\n1 1 S 8 8 300 600 0\n",
 	      "d 1 110 700 W - 0 8 0 0\nd 2 310 350 W - 8 8 0 0\n",
